@@ -1,0 +1,256 @@
+"""Build the SQLite knowledge base from data/ (curated over derived, plus snapshots).
+
+Merge rule: for each torch API, curated targets replace derived targets of the
+same family; families the curator did not touch keep their derived targets.
+Parameter tables of curated targets start from a signature comparison of the
+snapshots and are overlaid with the curated ParamMaps.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import sqlite_utils
+
+from kb import paths
+from kb.model import Caveat, Mapping, Target, vkey
+from kb.sources import Sources, load_sources
+
+SCHEMA_VERSION = "1"
+
+
+def namespace_of(torch_name: str) -> str:
+    """The torch namespace bucket an API is counted under (for stats and docs)."""
+    buckets = (
+        "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.Module", "torch.nn",
+        "torch.optim.lr_scheduler", "torch.optim", "torch.autograd", "torch.utils.data",
+        "torch.distributed", "torch.linalg", "torch.fft", "torch.special", "torch.cuda",
+        "torch.accelerator", "torch.amp", "torch.Tensor",
+    )
+    for b in buckets:
+        if torch_name == b or torch_name.startswith(b + "."):
+            return b
+    return "torch"
+
+
+def _snapshot_index(snapshots: list[dict]) -> tuple[dict, dict, list[str]]:
+    """Newest torch and mindspore snapshot APIs, and every mindspore version seen."""
+    torch_snaps = sorted((s for s in snapshots if s["framework"] == "torch"), key=lambda s: vkey(s["version"]))
+    ms_snaps = sorted((s for s in snapshots if s["framework"] == "mindspore"), key=lambda s: vkey(s["version"]))
+    torch_apis = torch_snaps[-1]["apis"] if torch_snaps else {}
+    ms_apis = ms_snaps[-1]["apis"] if ms_snaps else {}
+    return torch_apis, ms_apis, [s["version"] for s in ms_snaps]
+
+
+def _compare(torch_api: dict | None, ms_api: dict | None) -> list[dict]:
+    if not torch_api or not ms_api:
+        return []
+    try:
+        from kb.derive import compare_params
+    except ImportError:
+        return []
+    _, params = compare_params(torch_api, ms_api)
+    return [p if isinstance(p, dict) else p.model_dump() for p in params]
+
+
+def _overlay(auto: list[dict], curated: list[dict]) -> list[dict]:
+    """Curated ParamMaps win over auto ones for the same torch (or ms-only) name."""
+    if not curated:
+        return auto
+    keys = {(p.get("torch") or "", p.get("ms") if not p.get("torch") else "") for p in curated}
+    torch_names = {p["torch"] for p in curated if p.get("torch")}
+    ms_names = {p["ms"] for p in curated if p.get("ms")}
+    kept = [
+        p for p in auto
+        if not (p.get("torch") and p["torch"] in torch_names)
+        and not (not p.get("torch") and p.get("ms") in ms_names)
+        and (p.get("torch") or "", p.get("ms") if not p.get("torch") else "") not in keys
+    ]
+    return curated + kept
+
+
+def _target_row(torch_name: str, seq: int, t: Target, source: str, torch_apis: dict, ms_apis: dict) -> dict:
+    curated_params = [p.model_dump() for p in t.params]
+    if source == "curated":
+        params = _overlay(_compare(torch_apis.get(torch_name), ms_apis.get(t.api or "")), curated_params)
+    else:
+        params = curated_params
+    ms_api = ms_apis.get(t.api or "") or {}
+    auto = t.auto
+    if auto is None:
+        auto = t.relation in ("consistent", "renamed", "param_names_differ", "defaults_differ") and not any(
+            p["kind"] == "unsupported" for p in params
+        )
+    return {
+        "torch": torch_name,
+        "family": t.family,
+        "seq": seq,
+        "api": t.api,
+        "relation": t.relation,
+        "auto": int(bool(auto)),
+        "since": t.ms_versions.since,
+        "until": t.ms_versions.until,
+        "note": t.note,
+        "params": json.dumps(params, ensure_ascii=False),
+        "provenance": json.dumps([p.model_dump() for p in t.provenance], ensure_ascii=False),
+        "example": json.dumps(t.example.model_dump(), ensure_ascii=False) if t.example else None,
+        "ms_signature": ms_api.get("signature"),
+        "source": source,
+    }
+
+
+def merge(src: Sources) -> Iterable[tuple[Mapping, str, list[tuple[Target, str]]]]:
+    """Yield (mapping, source label, [(target, target source)]) for every torch API."""
+    for name in sorted(set(src.curated) | set(src.derived)):
+        cur, der = src.curated.get(name), src.derived.get(name)
+        if cur and der:
+            fams = {t.family for t in cur.targets}
+            targets = [(t, "curated") for t in cur.targets] + [(t, "derived") for t in der.targets if t.family not in fams]
+            merged = cur.model_copy(update={"kind": cur.kind or der.kind, "advice": cur.advice or der.advice})
+            yield merged, "curated+derived", targets
+        elif cur:
+            yield cur, "curated", [(t, "curated") for t in cur.targets]
+        else:
+            yield der, "derived", [(t, "derived") for t in der.targets]
+
+
+def _summary(targets: list[dict]) -> str:
+    parts = []
+    for fam in ("classic", "mint"):
+        ts = [t for t in targets if t["family"] == fam]
+        if ts:
+            t = ts[-1]
+            parts.append(f"{fam}: {t['api'] or '(none)'} [{t['relation']}]")
+    return "; ".join(parts)
+
+
+def _caveat_row(c: Caveat, origin: str) -> dict:
+    return {
+        "id": c.id, "title": c.title, "body": c.body, "severity": c.severity, "topic": c.topic,
+        "applies_to": json.dumps(c.applies_to), "ms_since": c.ms_versions.since, "ms_until": c.ms_versions.until,
+        "torch_since": c.torch_versions.since, "torch_until": c.torch_versions.until,
+        "provenance": json.dumps([p.model_dump() for p in c.provenance], ensure_ascii=False),
+        "claims": json.dumps([cl.model_dump() for cl in c.claims], ensure_ascii=False),
+        "origin": origin,
+    }
+
+
+def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
+    torch_apis, ms_apis, ms_versions = _snapshot_index(src.snapshots)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=out.parent)
+    os.close(fd)
+    conn = sqlite3.connect(tmp)
+    db = sqlite_utils.Database(conn)
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+
+    api_rows = []
+    for snap in src.snapshots:
+        for name, a in snap["apis"].items():
+            api_rows.append({
+                "name": name, "framework": snap["framework"], "version": snap["version"],
+                "kind": a.get("kind"), "signature": a.get("signature"),
+                "params": json.dumps(a.get("params") or []), "namespace": a.get("namespace"),
+            })
+    db["apis"].insert_all(api_rows, pk=("name", "version"), batch_size=5000)
+
+    mapping_rows, target_rows, link_rows = [], [], []
+    applies: dict[str, list[str]] = {}
+    for cid, c in src.caveats.items():
+        for name in c.applies_to:
+            applies.setdefault(name, []).append(cid)
+    for m, source, targets in merge(src):
+        rows = [_target_row(m.torch, i, t, s, torch_apis, ms_apis) for i, (t, s) in enumerate(targets)]
+        target_rows.extend(rows)
+        cids = list(dict.fromkeys(
+            m.caveats + applies.get(m.torch, []) + [c for r in rows if r["api"] for c in applies.get(r["api"], [])]
+        ))
+        link_rows.extend({"torch": m.torch, "caveat_id": c, "seq": i} for i, c in enumerate(cids))
+        ta = torch_apis.get(m.torch) or {}
+        mapping_rows.append({
+            "torch": m.torch, "short": m.torch.rsplit(".", 1)[-1], "kind": m.kind or ta.get("kind"),
+            "namespace": ta.get("namespace") or m.namespace or namespace_of(m.torch), "source": source,
+            "advice": m.advice, "torch_signature": ta.get("signature"),
+            "provenance": json.dumps([p.model_dump() for p in m.provenance], ensure_ascii=False),
+            "summary": _summary(rows),
+        })
+    db["mappings"].insert_all(mapping_rows, pk="torch", batch_size=5000)
+    db["targets"].insert_all(target_rows, pk=("torch", "seq"), batch_size=5000)
+    db["caveats"].insert_all(
+        [_caveat_row(c, src.origin.get("caveat:" + c.id, "")) for c in src.caveats.values()], pk="id"
+    )
+    db["mapping_caveats"].insert_all(link_rows, pk=("torch", "caveat_id"), batch_size=5000)
+    db["checks"].insert_all(
+        [r for r in src.extra.get("checks", []) if isinstance(r, dict)], alter=True
+    ) if src.extra.get("checks") else None
+    db["probes"].insert_all(
+        [r for r in src.extra.get("probes", []) if isinstance(r, dict)], alter=True
+    ) if src.extra.get("probes") else None
+
+    db.execute("CREATE INDEX idx_targets_api ON targets(api)")
+    db.execute("CREATE INDEX idx_mappings_short ON mappings(short)")
+    db.execute("CREATE INDEX idx_mappings_ns ON mappings(namespace)")
+    db.execute("CREATE INDEX idx_links_caveat ON mapping_caveats(caveat_id)")
+    _build_search(db, mapping_rows, target_rows, src.caveats)
+    meta = {
+        "schema": SCHEMA_VERSION, "fingerprint": fingerprint,
+        "ms_versions": json.dumps(ms_versions),
+        "torch_version": next((s["version"] for s in src.snapshots if s["framework"] == "torch"), ""),
+    }
+    db["meta"].insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key")
+    conn.commit()
+    conn.close()
+    os.replace(tmp, out)
+    return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
+
+
+def _split_words(name: str) -> str:
+    """'torch.nn.functional.max_pool2d' -> 'torch nn functional max pool2d max_pool2d'."""
+    parts = name.replace(".", " ").split()
+    extra = [w for p in parts if "_" in p for w in p.split("_") if w]
+    return " ".join(parts + extra)
+
+
+def _build_search(db: sqlite_utils.Database, mappings: list[dict], targets: list[dict], caveats: dict) -> None:
+    by_torch: dict[str, list[dict]] = {}
+    for t in targets:
+        by_torch.setdefault(t["torch"], []).append(t)
+    rows: list[dict[str, Any]] = []
+    for m in mappings:
+        ts = by_torch.get(m["torch"], [])
+        ms_names = " ".join(_split_words(t["api"]) for t in ts if t["api"])
+        notes = " ".join(t["note"] or "" for t in ts) + " " + (m["advice"] or "")
+        rows.append({"ref": m["torch"], "kind": "mapping", "name": _split_words(m["torch"]) + " " + ms_names,
+                     "title": m["torch"], "body": notes})
+    for c in caveats.values():
+        rows.append({"ref": c.id, "kind": "caveat", "name": " ".join(_split_words(a) for a in c.applies_to),
+                     "title": c.title, "body": c.body})
+    db.execute(
+        "CREATE VIRTUAL TABLE search USING fts5(ref UNINDEXED, kind UNINDEXED, name, title, body, "
+        "tokenize = \"unicode61 tokenchars '_'\")"
+    )
+    db.conn.executemany(
+        "INSERT INTO search(ref, kind, name, title, body) VALUES (:ref, :kind, :name, :title, :body)", rows
+    )
+    db.execute("CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search, row)")
+
+
+def build(data: Path | None = None, out: Path | None = None) -> dict[str, Any]:
+    data = data or paths.data_dir()
+    out = out or paths.db_path(data)
+    if not (data / "curated").is_dir():
+        from kb.errors import DataError
+
+        raise DataError(f"{data}: no curated/ folder: is MSMAP_DATA pointing at msmap's data/?")
+    started = time.perf_counter()
+    fp = paths.fingerprint(data)
+    counts = write_db(load_sources(data), out, fp)
+    counts["seconds"] = round(time.perf_counter() - started, 2)
+    counts["db"] = str(out)
+    return counts

@@ -1,0 +1,261 @@
+"""The knowledge-base data model (pydantic).
+
+These models validate the curated YAML in ``data/curated/`` and the generated
+JSON Lines in ``data/derived/`` at build time.  The read path (lookup, the
+language server) never imports this module: it reads plain rows from SQLite.
+
+Vocabulary
+----------
+- ``Mapping``: one torch API and its MindSpore counterparts (``Target``), one or
+  more per target family (classic ``mindspore.nn``/``mindspore.ops`` or the
+  torch-aligned ``mindspore.mint``), each valid for a MindSpore version range.
+- ``ParamMap``: how one parameter crosses over (rename, value transform, drop).
+- ``Caveat``: a behavioural difference worth a human's attention, with an
+  optional machine-checkable ``Claim``.
+- ``Provenance``: where a fact came from (a seed page, a docs URL, an
+  introspection of an installed version, a probe).
+"""
+from __future__ import annotations
+
+import re
+from enum import Enum
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+VERSION_RE = re.compile(r"^\d+(\.\d+){0,2}$")
+DOTTED_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, use_enum_values=True)
+
+
+class Family(str, Enum):
+    classic = "classic"  # mindspore.nn / mindspore.ops / mindspore.Tensor ...
+    mint = "mint"  # mindspore.mint (torch-aligned)
+
+
+class Relation(str, Enum):
+    """How a MindSpore target relates to its torch API (ordered roughly by effort)."""
+
+    consistent = "consistent"  # same name, same params, same defaults
+    renamed = "renamed"  # different API name, same params and behaviour
+    param_names_differ = "param_names_differ"  # params renamed (and maybe re-ordered)
+    defaults_differ = "defaults_differ"  # same params, at least one default differs
+    torch_more_params = "torch_more_params"  # torch accepts params MindSpore lacks
+    param_semantics_differ = "param_semantics_differ"  # a value means something else
+    composite = "composite"  # needs several MindSpore APIs
+    context_change = "context_change"  # surrounding code must change
+    no_equivalent = "no_equivalent"  # nothing to call; advice says what to do
+
+
+class Severity(str, Enum):
+    info = "info"  # good to know, no behaviour change
+    warning = "warning"  # behaviour or numerics may differ; check
+    error = "error"  # silently wrong results or certain failure if ignored
+
+
+class ParamKind(str, Enum):
+    same = "same"  # same name, same meaning
+    renamed = "renamed"  # different name, same meaning
+    transformed = "transformed"  # value must be transformed (see ``transform``)
+    dropped = "dropped"  # torch-only: drop it (no effect in MindSpore)
+    unsupported = "unsupported"  # torch-only and it matters: needs manual work
+    added = "added"  # MindSpore-only parameter (its default applies)
+
+
+class ProvenanceKind(str, Enum):
+    seed = "seed"  # ../shared/seeds/<file>
+    docs = "docs"  # a public documentation URL
+    introspection = "introspection"  # inspect.signature/dir of an installed version
+    probe = "probe"  # an executable probe's recorded result
+    curator = "curator"  # reasoning by the curator, stated in ``note``
+
+
+class Provenance(Strict):
+    kind: ProvenanceKind
+    ref: str = Field(min_length=1, description="seed file name, URL, or 'mindspore 2.10.0'")
+    note: Optional[str] = None
+
+
+class VersionRange(Strict):
+    """Half-open range [since, until) of a framework's versions; None = unbounded."""
+
+    since: Optional[str] = None
+    until: Optional[str] = None
+
+    @field_validator("since", "until")
+    @classmethod
+    def _version(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not VERSION_RE.match(str(v)):
+            raise ValueError(f"not a version like '2.3' or '2.10.0': {v!r}")
+        return None if v is None else str(v)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "VersionRange":
+        if self.since and self.until and vkey(self.since) >= vkey(self.until):
+            raise ValueError(f"since {self.since} is not before until {self.until}")
+        return self
+
+
+def vkey(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in re.findall(r"\d+", version)[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+class ClaimKind(str, Enum):
+    exists = "exists"  # ``api`` exists
+    absent = "absent"  # ``api`` does not exist
+    has_param = "has_param"  # ``api`` accepts ``param``
+    lacks_param = "lacks_param"  # ``api`` does not accept ``param``
+    default = "default"  # default of ``api``.``param`` is ``value`` (Python literal text)
+
+
+class Claim(Strict):
+    """A fact a checker can verify by introspecting the installed library."""
+
+    kind: ClaimKind
+    api: str
+    param: Optional[str] = None
+    value: Optional[str] = Field(None, description="Python literal as text, e.g. 'False', \"'same'\"")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Claim":
+        if not DOTTED_RE.match(self.api):
+            raise ValueError(f"api is not a dotted name: {self.api!r}")
+        needs_param = self.kind in ("has_param", "lacks_param", "default")
+        if needs_param and not self.param:
+            raise ValueError(f"claim kind {self.kind!r} needs 'param'")
+        if self.kind == "default" and self.value is None:
+            raise ValueError("claim kind 'default' needs 'value'")
+        return self
+
+
+class ParamMap(Strict):
+    torch: Optional[str] = None  # None for MindSpore-only params
+    ms: Optional[str] = None  # None for dropped/unsupported torch params
+    kind: ParamKind = ParamKind.same
+    torch_default: Optional[str] = None  # Python literal text, as in the signature
+    ms_default: Optional[str] = None
+    transform: Optional[str] = Field(
+        None, description="Python expression of the torch value named 'v', e.g. '1 - v'"
+    )
+    note: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "ParamMap":
+        if self.torch is None and self.ms is None:
+            raise ValueError("a ParamMap needs 'torch' or 'ms'")
+        if self.kind in ("dropped", "unsupported") and self.torch is None:
+            raise ValueError(f"kind {self.kind!r} needs the 'torch' param name")
+        if self.kind == "added" and self.ms is None:
+            raise ValueError("kind 'added' needs the 'ms' param name")
+        if self.kind == "transformed" and not self.transform:
+            raise ValueError("kind 'transformed' needs 'transform'")
+        if self.transform is not None:
+            try:
+                compile(self.transform, "<transform>", "eval")
+            except SyntaxError as exc:
+                raise ValueError(f"transform is not a Python expression: {exc.msg}") from None
+        return self
+
+
+class Example(Strict):
+    torch: str
+    mindspore: str
+
+
+class Target(Strict):
+    family: Family
+    api: Optional[str] = None  # fully qualified MindSpore name; None when no_equivalent
+    relation: Relation
+    params: list[ParamMap] = Field(default_factory=list)
+    note: Optional[str] = None  # Markdown, one short paragraph
+    ms_versions: VersionRange = Field(default_factory=VersionRange)
+    provenance: list[Provenance] = Field(default_factory=list)
+    example: Optional[Example] = None
+    # Whether a call can be rewritten mechanically (callee + params).  Context
+    # changes and composites never are.
+    auto: Optional[bool] = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Target":
+        if self.relation == "no_equivalent":
+            if self.api is not None:
+                raise ValueError("relation 'no_equivalent' must not name an 'api'")
+        elif not self.api:
+            raise ValueError(f"relation {self.relation!r} needs 'api'")
+        if self.api is not None and not DOTTED_RE.match(self.api):
+            raise ValueError(f"api is not a dotted name: {self.api!r}")
+        if self.api is not None and not self.api.startswith("mindspore"):
+            raise ValueError(f"api must be a mindspore name: {self.api!r}")
+        return self
+
+
+class Caveat(Strict):
+    id: str
+    title: str = Field(min_length=3)
+    body: str = Field(min_length=10, description="Markdown")
+    severity: Severity
+    topic: str = Field(description="e.g. modes, padding, init, autodiff, optimizers")
+    applies_to: list[str] = Field(min_length=1, description="torch and/or mindspore API names")
+    ms_versions: VersionRange = Field(default_factory=VersionRange)
+    torch_versions: VersionRange = Field(default_factory=VersionRange)
+    provenance: list[Provenance] = Field(min_length=1)
+    claims: list[Claim] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not SLUG_RE.match(v):
+            raise ValueError(f"caveat id must be a lowercase-dashed slug: {v!r}")
+        return v
+
+    @field_validator("applies_to")
+    @classmethod
+    def _names(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not DOTTED_RE.match(name):
+                raise ValueError(f"applies_to entry is not a dotted name: {name!r}")
+        return v
+
+
+class Mapping(Strict):
+    torch: str
+    kind: Optional[str] = None  # function, class, method, dtype, attribute, module
+    namespace: Optional[str] = None  # the torch namespace bucket (filled at build)
+    targets: list[Target] = Field(default_factory=list)
+    advice: Optional[str] = None  # Markdown: what to do (esp. for no equivalent)
+    caveats: list[str] = Field(default_factory=list)  # caveat ids
+    provenance: list[Provenance] = Field(default_factory=list)
+
+    @field_validator("torch")
+    @classmethod
+    def _torch(cls, v: str) -> str:
+        if not DOTTED_RE.match(v) or not v.startswith("torch"):
+            raise ValueError(f"torch must be a dotted torch name: {v!r}")
+        return v
+
+
+class CuratedFile(Strict):
+    """One YAML file under data/curated/."""
+
+    mappings: list[Mapping] = Field(default_factory=list)
+    caveats: list[Caveat] = Field(default_factory=list)
+
+
+class DerivedMapping(Mapping):
+    """One line of data/derived/*.jsonl, generated by ``msmap derive``."""
+
+
+def literal_ok(text: Any) -> bool:
+    """True when ``text`` is a Python literal (used to sanity-check defaults)."""
+    import ast
+
+    try:
+        ast.literal_eval(str(text))
+    except (ValueError, SyntaxError):
+        return False
+    return True

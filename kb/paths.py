@@ -1,0 +1,58 @@
+"""Where the curated data and the built SQLite DB live.
+
+- data: ``$MSMAP_DATA``, else ``data/`` beside the ``kb`` package (a checkout or an
+  editable install), else ``<prefix>/share/msmap/data`` (a regular ``pip install .``).
+- DB: ``$MSMAP_DB``, else ``$XDG_CACHE_HOME/msmap/kb-<hash of the data dir>.sqlite``,
+  so several checkouts never share (or clobber) one DB.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes")
+DATA_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
+
+
+def data_dir() -> Path:
+    env = os.environ.get("MSMAP_DATA")
+    if env:
+        return Path(env)
+    beside = Path(__file__).resolve().parent.parent / "data"
+    if (beside / "curated").is_dir():
+        return beside
+    return Path(sys.prefix) / "share" / "msmap" / "data"
+
+
+def db_path(data: Path | None = None) -> Path:
+    env = os.environ.get("MSMAP_DB")
+    if env:
+        return Path(env)
+    data = data or data_dir()
+    digest = hashlib.sha1(str(data.resolve()).encode()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "msmap" / f"kb-{digest}.sqlite"
+
+
+def source_files(data: Path) -> list[Path]:
+    """Every data file the DB is built from, sorted (stable fingerprints)."""
+    files: list[Path] = []
+    for sub in DATA_SUBDIRS:
+        folder = data / sub
+        if not folder.is_dir():
+            continue
+        for root, dirs, names in os.walk(folder):
+            dirs.sort()
+            files.extend(Path(root) / n for n in sorted(names) if n.endswith(DATA_SUFFIXES))
+    return files
+
+
+def fingerprint(data: Path) -> str:
+    """Cheap staleness key: names, sizes and mtimes of the source files (no reads)."""
+    h = hashlib.sha1()
+    for f in source_files(data):
+        st = f.stat()
+        h.update(f"{f.relative_to(data)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()

@@ -1,0 +1,250 @@
+"""The read path: plain ``sqlite3`` queries returning plain dicts ("records").
+
+Kept lean on purpose: no pydantic, no sqlite-utils, no mindspore/torch.  The CLI,
+the language server, the docs generator and the scan/convert engine all read the
+knowledge base through this module.  Record shapes are documented in DESIGN.md.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from kb import names, paths
+from kb.errors import DatabaseError
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _vkey(v: str) -> tuple[int, ...]:
+    parts = [int(p) for p in v.replace("-", ".").split(".")[:3] if p.isdigit()]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def in_range(version: str, since: Optional[str], until: Optional[str]) -> bool:
+    """Half-open [since, until) membership; None bounds are open."""
+    v = _vkey(version)
+    return (since is None or v >= _vkey(since)) and (until is None or v < _vkey(until))
+
+
+def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = True) -> Path:
+    """Return a fresh DB path, building it when missing, stale, or unreadable."""
+    data = data or paths.data_dir()
+    db = db or paths.db_path(data)
+    fp = paths.fingerprint(data) if (data / "curated").is_dir() else None
+    if db.exists() and fp is not None:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+            if row and row[0] == fp:
+                return db
+        except sqlite3.DatabaseError:
+            pass  # corrupt or foreign file: rebuild below
+    elif db.exists() and fp is None:
+        return db  # no sources to rebuild from: use what is there
+    if fp is None:
+        raise DatabaseError(f"no knowledge base at {db} and no data/ to build it from ({data})")
+    from kb.build import build  # build-time libraries only when needed
+
+    if not quiet:
+        import sys
+
+        sys.stderr.write(f"msmap: building knowledge base from {data} ...\n")
+    build(data, db)
+    return db
+
+
+class KB:
+    """A read-only view of the knowledge base."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path
+        try:
+            self.conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            self.meta = {r["key"]: r["value"] for r in self.conn.execute("SELECT key, value FROM meta")}
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(f"{db_path}: not a usable msmap database ({exc}); run 'msmap build'") from None
+        self.mapping = lru_cache(maxsize=4096)(self._mapping)  # type: ignore[method-assign]
+
+    @classmethod
+    def open(cls, db: Path | None = None, data: Path | None = None, quiet: bool = True) -> "KB":
+        return cls(ensure_db(data, db, quiet=quiet))
+
+    # --- names -----------------------------------------------------------
+    @property
+    def torch_names(self) -> frozenset[str]:
+        if not hasattr(self, "_torch_names"):
+            self._torch_names = frozenset(r[0] for r in self.conn.execute("SELECT torch FROM mappings"))
+        return self._torch_names
+
+    def is_torch_api(self, name: str) -> bool:
+        return name in self.torch_names
+
+    def tensor_method(self, method: str) -> Optional[str]:
+        full = f"torch.Tensor.{method}"
+        return full if full in self.torch_names else None
+
+    def ms_exists(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM apis WHERE name=? LIMIT 1", (name,)).fetchone() is not None
+
+    def resolve(self, name: str) -> Optional[str]:
+        """Canonical torch or MindSpore name for a user-typed name, or None."""
+        return self.resolve_all(name)[0]
+
+    def resolve_all(self, name: str) -> tuple[Optional[str], list[str]]:
+        """(canonical name or None, other candidates when the name is ambiguous)."""
+        for cand in names.candidates(name):
+            if cand in self.torch_names:
+                return cand, []
+            if names.is_mindspore(cand) and (self.ms_exists(cand) or self._reverse_rows(cand)):
+                return cand, []
+        method = names.method_name(name)
+        if method and self.tensor_method(method):
+            return f"torch.Tensor.{method}", []
+        short = names.normalize(name).rsplit(".", 1)[-1]
+        rows = [r[0] for r in self.conn.execute("SELECT torch FROM mappings WHERE short=? ORDER BY torch", (short,))]
+        if len(rows) == 1:
+            return rows[0], []
+        return None, rows
+
+    def suggest(self, name: str, n: int = 5) -> list[str]:
+        import difflib
+
+        name = names.normalize(name)
+        short = name.rsplit(".", 1)[-1].lower()
+        all_names = sorted(self.torch_names)
+        by_short: dict[str, list[str]] = {}
+        for full in all_names:
+            by_short.setdefault(full.rsplit(".", 1)[-1].lower(), []).append(full)
+        out: list[str] = []
+        for s in difflib.get_close_matches(short, list(by_short), n=n, cutoff=0.6):
+            out.extend(by_short[s])
+        for full in difflib.get_close_matches(name, all_names, n=n, cutoff=0.75):
+            out.append(full)
+        return list(dict.fromkeys(out))[:n]
+
+    # --- records ---------------------------------------------------------
+    def _mapping(self, torch_name: str) -> Optional[dict[str, Any]]:
+        m = self.conn.execute("SELECT * FROM mappings WHERE torch=?", (torch_name,)).fetchone()
+        if m is None:
+            return None
+        targets = [self._target(t) for t in self.conn.execute(
+            "SELECT * FROM targets WHERE torch=? ORDER BY seq", (torch_name,))]
+        caveats = [self._caveat(c) for c in self.conn.execute(
+            "SELECT c.* FROM caveats c JOIN mapping_caveats l ON l.caveat_id=c.id WHERE l.torch=? ORDER BY l.seq",
+            (torch_name,))]
+        caveats.sort(key=lambda c: SEVERITY_ORDER.get(c["severity"], 9))
+        return {
+            "torch": m["torch"], "kind": m["kind"], "namespace": m["namespace"], "source": m["source"],
+            "torch_signature": m["torch_signature"], "advice": m["advice"],
+            "provenance": json.loads(m["provenance"] or "[]"), "summary": m["summary"],
+            "targets": targets, "caveats": caveats,
+        }
+
+    def _target(self, t: sqlite3.Row) -> dict[str, Any]:
+        return {
+            "family": t["family"], "api": t["api"], "relation": t["relation"], "auto": bool(t["auto"]),
+            "ms_versions": {"since": t["since"], "until": t["until"]}, "ms_signature": t["ms_signature"],
+            "note": t["note"], "example": json.loads(t["example"]) if t["example"] else None,
+            "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
+            "source": t["source"], "checks": self.checks_for(t["api"]) if t["api"] else [],
+        }
+
+    @staticmethod
+    def _caveat(c: sqlite3.Row) -> dict[str, Any]:
+        return {
+            "id": c["id"], "title": c["title"], "body": c["body"], "severity": c["severity"], "topic": c["topic"],
+            "applies_to": json.loads(c["applies_to"]),
+            "ms_versions": {"since": c["ms_since"], "until": c["ms_until"]},
+            "torch_versions": {"since": c["torch_since"], "until": c["torch_until"]},
+            "provenance": json.loads(c["provenance"]), "claims": json.loads(c["claims"]),
+        }
+
+    def checks_for(self, subject: str) -> list[dict[str, Any]]:
+        """Recorded check/probe results about an API (filled once `msmap check` results exist)."""
+        if not self._has_table("checks"):
+            return []
+        try:
+            rows = self.conn.execute("SELECT * FROM checks WHERE subject=?", (subject,)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [dict(r) for r in rows]
+
+    def _has_table(self, table: str) -> bool:
+        if not hasattr(self, "_tables"):
+            self._tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return table in self._tables
+
+    def caveat(self, cid: str) -> Optional[dict[str, Any]]:
+        row = self.conn.execute("SELECT * FROM caveats WHERE id=?", (cid,)).fetchone()
+        return self._caveat(row) if row else None
+
+    def _reverse_rows(self, ms_name: str) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT torch, family, relation FROM targets WHERE api=? ORDER BY torch", (ms_name,)).fetchall()
+
+    def reverse(self, ms_name: str) -> Optional[dict[str, Any]]:
+        """Which torch APIs map to a MindSpore API, and the caveats that mention either."""
+        rows = self._reverse_rows(ms_name)
+        api = self.conn.execute(
+            "SELECT signature, version FROM apis WHERE name=? ORDER BY version DESC", (ms_name,)).fetchall()
+        if not rows and not api:
+            return None
+        cav_rows = self.conn.execute(
+            "SELECT DISTINCT c.* FROM caveats c JOIN mapping_caveats l ON l.caveat_id=c.id "
+            "JOIN targets t ON t.torch=l.torch WHERE t.api=?", (ms_name,)).fetchall()
+        caveats = {r["id"]: self._caveat(r) for r in cav_rows}
+        for r in self.conn.execute("SELECT * FROM caveats WHERE applies_to LIKE ?", (f'%"{ms_name}"%',)):
+            caveats.setdefault(r["id"], self._caveat(r))
+        return {
+            "mindspore": ms_name,
+            "ms_signature": api[0]["signature"] if api else None,
+            "ms_versions_present": sorted({r["version"] for r in api}, key=_vkey),
+            "torch": [{"torch": r["torch"], "family": r["family"], "relation": r["relation"]} for r in rows],
+            "caveats": sorted(caveats.values(), key=lambda c: SEVERITY_ORDER.get(c["severity"], 9)),
+            "checks": self.checks_for(ms_name),
+        }
+
+    def namespace(self, prefix: str) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT torch, summary FROM mappings WHERE torch LIKE ? ORDER BY torch", (prefix + ".%",)).fetchall()
+        return [{"torch": r["torch"], "summary": r["summary"]} for r in rows]
+
+    # --- search ----------------------------------------------------------
+    def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        from kb.search import search
+
+        return search(self.conn, query, limit)
+
+    # --- stats -----------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        rows = self.conn.execute(
+            "SELECT m.namespace AS ns, m.torch AS torch, t.family AS family, t.relation AS relation "
+            "FROM mappings m LEFT JOIN targets t ON t.torch=m.torch").fetchall()
+        per: dict[str, dict[str, Any]] = {}
+        seen: dict[str, set] = {}
+        for r in rows:
+            ns = per.setdefault(r["ns"], {"entries": 0, "classic": 0, "mint": 0, "no_equivalent": 0, "relations": {}})
+            s = seen.setdefault(r["ns"], set())
+            if r["torch"] not in s:
+                s.add(r["torch"])
+                ns["entries"] += 1
+            if r["family"] and r["relation"] != "no_equivalent":
+                key = (r["torch"], r["family"])
+                if key not in s:
+                    s.add(key)
+                    ns[r["family"]] += 1
+            if r["relation"]:
+                ns["relations"][r["relation"]] = ns["relations"].get(r["relation"], 0) + 1
+        for ns, d in per.items():
+            mapped = {t for t in seen[ns] if isinstance(t, tuple)}
+            d["no_equivalent"] = d["entries"] - len({t for t, _ in mapped})
+        total = {k: sum(d[k] for d in per.values()) for k in ("entries", "classic", "mint", "no_equivalent")}
+        curated = self.conn.execute("SELECT count(*) FROM mappings WHERE source LIKE 'curated%'").fetchone()[0]
+        caveats = self.conn.execute("SELECT count(*) FROM caveats").fetchone()[0]
+        return {"namespaces": dict(sorted(per.items())), "total": total, "curated": curated, "caveats": caveats,
+                "ms_versions": json.loads(self.meta.get("ms_versions", "[]")),
+                "torch_version": self.meta.get("torch_version")}

@@ -1,0 +1,69 @@
+"""Ranked, typo-tolerant full-text search over names, notes and caveats (SQLite FTS5).
+
+Each query word that is not in the index vocabulary is replaced by its closest
+vocabulary terms (difflib), so ``dropuot`` still finds Dropout.  Matches in API
+names rank above matches in titles, which rank above matches in bodies.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import sqlite3
+from typing import Any
+
+WORD = re.compile(r"[A-Za-z0-9_]+")
+WEIGHTS = "bm25(search, 0.0, 0.0, 10.0, 4.0, 1.0)"  # ref, kind, name, title, body
+
+
+def _vocab(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT term FROM search_vocab")]
+
+
+def _expand(conn: sqlite3.Connection, words: list[str]) -> tuple[list[list[str]], dict[str, list[str]]]:
+    vocab: list[str] | None = None
+    groups, corrected = [], {}
+    for w in words:
+        present = conn.execute("SELECT 1 FROM search_vocab WHERE term=?", (w,)).fetchone()
+        if present:
+            groups.append([w])
+            continue
+        vocab = vocab if vocab is not None else _vocab(conn)
+        close = difflib.get_close_matches(w, vocab, n=3, cutoff=0.7)
+        if close:
+            corrected[w] = close
+            groups.append(close)
+        else:
+            groups.append([w + "*"])  # maybe a prefix of a longer word
+    return groups, corrected
+
+
+def _fts_query(groups: list[list[str]]) -> str:
+    def term(t: str) -> str:
+        return f'"{t[:-1]}"*' if t.endswith("*") else f'"{t}"'
+
+    return " AND ".join("(" + " OR ".join(term(t) for t in g) + ")" for g in groups)
+
+
+def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> list[dict[str, Any]]:
+    words = [w.lower() for w in WORD.findall(query)]
+    if not words:
+        return []
+    groups, corrected = _expand(conn, words)
+    sql = (
+        f"SELECT ref, kind, title, {WEIGHTS} AS rank, snippet(search, 4, '[', ']', '…', 12) AS snip "
+        "FROM search WHERE search MATCH ? ORDER BY rank LIMIT ?"
+    )
+    rows = conn.execute(sql, (_fts_query(groups), limit)).fetchall()
+    if not rows and len(groups) > 1:  # fall back to any word
+        flat = [[t for g in groups for t in g]]
+        rows = conn.execute(sql, (_fts_query(flat), limit)).fetchall()
+    out = []
+    for r in rows:
+        item: dict[str, Any] = {"ref": r[0], "kind": r[1], "title": r[2], "score": round(-r[3], 3), "snippet": r[4]}
+        if r[1] == "mapping":
+            s = conn.execute("SELECT summary FROM mappings WHERE torch=?", (r[0],)).fetchone()
+            item["summary"] = s[0] if s else ""
+        if corrected:
+            item["corrected"] = corrected
+        out.append(item)
+    return out

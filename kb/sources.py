@@ -1,0 +1,170 @@
+"""Load and validate everything under data/ (build time only).
+
+Every problem is reported as ``file:line: entry <id>: field <path>: message`` so a
+curator can jump straight to it.  Nothing here is imported on the lookup path.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from kb.errors import DataError
+from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping
+
+
+@dataclass
+class Sources:
+    curated: dict[str, Mapping] = field(default_factory=dict)  # torch name -> mapping
+    derived: dict[str, DerivedMapping] = field(default_factory=dict)
+    caveats: dict[str, Caveat] = field(default_factory=dict)
+    snapshots: list[dict] = field(default_factory=list)  # parsed snapshot JSON
+    origin: dict[str, str] = field(default_factory=dict)  # "caveat:<id>"/"mapping:<torch>" -> file:line
+    extra: dict[str, list[Any]] = field(default_factory=dict)  # checks/probes JSON(L), by subdir
+
+
+def _entry_label(raw: Any) -> str:
+    if isinstance(raw, dict):
+        for key in ("torch", "id", "api", "name"):
+            if isinstance(raw.get(key), str):
+                return f"{key}={raw[key]}"
+    return "?"
+
+
+def _node_at(node: yaml.Node | None, loc: tuple) -> yaml.Node | None:
+    """Follow a pydantic error location through a composed YAML node tree."""
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            node = next((v for k, v in node.value if k.value == part), node)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+    return node
+
+
+def _format_errors(path: Path, exc: ValidationError, raw: Any, root: yaml.Node | None, line0: int | None) -> str:
+    lines = []
+    for err in exc.errors()[:10]:
+        loc = tuple(err["loc"])
+        entry = "?"
+        if len(loc) >= 2 and isinstance(loc[1], int) and isinstance(raw, dict):
+            items = raw.get(loc[0]) or []
+            if loc[1] < len(items):
+                entry = f"{loc[0]}[{loc[1]}] ({_entry_label(items[loc[1]])})"
+        elif line0 is not None:
+            entry = _entry_label(raw)
+        node = _node_at(root, loc) if root is not None else None
+        line = node.start_mark.line + 1 if node is not None else line0
+        where = f"{path}:{line}" if line else str(path)
+        fieldpath = ".".join(str(p) for p in loc) or "(top level)"
+        lines.append(f"{where}: entry {entry}: field '{fieldpath}': {err['msg']}")
+    more = len(exc.errors()) - 10
+    if more > 0:
+        lines.append(f"... and {more} more error(s) in {path}")
+    return "\n".join(lines)
+
+
+def load_curated_file(path: Path) -> tuple[CuratedFile, yaml.Node | None]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise DataError(f"{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}:1: top level must be a mapping with 'mappings:' and/or 'caveats:'")
+    try:
+        return CuratedFile.model_validate(raw), root
+    except ValidationError as exc:
+        raise DataError(_format_errors(path, exc, raw, root, None)) from None
+
+
+def _line_of(root: yaml.Node | None, section: str, index: int) -> int | None:
+    node = _node_at(root, (section, index))
+    return node.start_mark.line + 1 if node is not None and node is not root else None
+
+
+def load_jsonl(path: Path, model: type | None = None) -> list[Any]:
+    out = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        if model is None:
+            out.append(raw)
+            continue
+        try:
+            out.append(model.model_validate(raw))
+        except ValidationError as exc:
+            raise DataError(_format_errors(path, exc, raw, None, n)) from None
+    return out
+
+
+def load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+
+
+def load_sources(data: Path) -> Sources:
+    src = Sources()
+    for path in sorted((data / "curated").glob("*.y*ml")):
+        cf, root = load_curated_file(path)
+        for i, m in enumerate(cf.mappings):
+            where = f"{path}:{_line_of(root, 'mappings', i) or '?'}"
+            if m.torch in src.curated:
+                raise DataError(
+                    f"{where}: entry torch={m.torch}: duplicate mapping (first at {src.origin['mapping:' + m.torch]})"
+                )
+            src.curated[m.torch] = m
+            src.origin["mapping:" + m.torch] = where
+        for i, c in enumerate(cf.caveats):
+            where = f"{path}:{_line_of(root, 'caveats', i) or '?'}"
+            if c.id in src.caveats:
+                raise DataError(f"{where}: entry id={c.id}: duplicate caveat id (first at {src.origin['caveat:' + c.id]})")
+            src.caveats[c.id] = c
+            src.origin["caveat:" + c.id] = where
+    for path in sorted((data / "derived").glob("*.jsonl")):
+        for m in load_jsonl(path, DerivedMapping):
+            src.derived[m.torch] = m
+    for path in sorted((data / "snapshots").glob("*.json")):
+        snap = load_json(path)
+        if not isinstance(snap, dict) or not {"framework", "version", "apis"} <= set(snap):
+            raise DataError(f"{path}:1: a snapshot needs 'framework', 'version' and 'apis'")
+        src.snapshots.append(snap)
+    for sub in ("checks", "probes"):
+        items: list[Any] = []
+        for path in sorted((data / sub).glob("*.json*")):
+            items.extend(load_jsonl(path) if path.suffix == ".jsonl" else [load_json(path)])
+        src.extra[sub] = items
+    _check_references(src)
+    return src
+
+
+def _check_references(src: Sources) -> None:
+    for name, m in src.curated.items():
+        for cid in m.caveats:
+            if cid not in src.caveats:
+                raise DataError(
+                    f"{src.origin['mapping:' + name]}: entry torch={name}: field 'caveats': unknown caveat id '{cid}'"
+                )
