@@ -150,6 +150,7 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
 
+    _create_tables(db)
     api_rows = []
     for snap in src.snapshots:
         for name, a in snap["apis"].items():
@@ -210,6 +211,22 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
 
 
+def _create_tables(db: sqlite_utils.Database) -> None:
+    """Explicit schema, so an empty data set still yields a queryable DB."""
+    T, I = str, int
+    db["apis"].create({"name": T, "framework": T, "version": T, "kind": T, "signature": T, "params": T,
+                       "namespace": T}, pk=("name", "version"))
+    db["mappings"].create({"torch": T, "short": T, "kind": T, "namespace": T, "source": T, "advice": T,
+                           "torch_signature": T, "provenance": T, "summary": T}, pk="torch")
+    db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
+                          "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
+                          "source": T}, pk=("torch", "seq"))
+    db["caveats"].create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
+                          "ms_since": T, "ms_until": T, "torch_since": T, "torch_until": T, "provenance": T,
+                          "claims": T, "origin": T}, pk="id")
+    db["mapping_caveats"].create({"torch": T, "caveat_id": T, "seq": I}, pk=("torch", "caveat_id"))
+
+
 def _split_words(name: str) -> str:
     """'torch.nn.functional.max_pool2d' -> 'torch nn functional max pool2d max_pool2d'."""
     parts = name.replace(".", " ").split()
@@ -226,6 +243,8 @@ def _build_search(db: sqlite_utils.Database, mappings: list[dict], targets: list
         ts = by_torch.get(m["torch"], [])
         ms_names = " ".join(_split_words(t["api"]) for t in ts if t["api"])
         notes = " ".join(t["note"] or "" for t in ts) + " " + (m["advice"] or "")
+        pnames = {n for t in ts for p in json.loads(t["params"]) for n in (p.get("torch"), p.get("ms")) if n}
+        notes += " " + " ".join(sorted(pnames))
         rows.append({"ref": m["torch"], "kind": "mapping", "name": _split_words(m["torch"]) + " " + ms_names,
                      "title": m["torch"], "body": notes})
     for c in caveats.values():

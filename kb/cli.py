@@ -87,7 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, MsmapError):
             sys.stderr.write(f"msmap {args.command}: {exc}\n")
             return exc.exit_code
-        raise
+        import os
+
+        if os.environ.get("MSMAP_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"msmap {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+            "(this is a bug in msmap; run with MSMAP_DEBUG=1 to see the traceback)\n"
+        )
+        return 3
 
 
 if __name__ == "__main__":

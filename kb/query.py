@@ -151,6 +151,7 @@ class KB:
             "note": t["note"], "example": json.loads(t["example"]) if t["example"] else None,
             "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
             "source": t["source"], "checks": self.checks_for(t["api"]) if t["api"] else [],
+            "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else [],
         }
 
     @staticmethod
@@ -169,6 +170,18 @@ class KB:
             return []
         try:
             rows = self.conn.execute("SELECT * FROM checks WHERE subject=?", (subject,)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [dict(r) for r in rows]
+
+    def probes_for(self, torch_name: str, ms_api: str) -> list[dict[str, Any]]:
+        """Recorded executable-probe results for a (torch API, MindSpore API) pair."""
+        if not self._has_table("probes"):
+            return []
+        try:
+            rows = self.conn.execute(
+                "SELECT * FROM probes WHERE torch=? AND ms_api=? ORDER BY ms_version, device", (torch_name, ms_api)
+            ).fetchall()
         except sqlite3.OperationalError:
             return []
         return [dict(r) for r in rows]

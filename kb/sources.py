@@ -52,12 +52,12 @@ def _format_errors(path: Path, exc: ValidationError, raw: Any, root: yaml.Node |
     for err in exc.errors()[:10]:
         loc = tuple(err["loc"])
         entry = "?"
-        if len(loc) >= 2 and isinstance(loc[1], int) and isinstance(raw, dict):
+        if line0 is not None:  # one JSON Lines record: the record is the entry
+            entry = _entry_label(raw)
+        elif len(loc) >= 2 and isinstance(loc[1], int) and isinstance(raw, dict):
             items = raw.get(loc[0]) or []
             if loc[1] < len(items):
                 entry = f"{loc[0]}[{loc[1]}] ({_entry_label(items[loc[1]])})"
-        elif line0 is not None:
-            entry = _entry_label(raw)
         node = _node_at(root, loc) if root is not None else None
         line = node.start_mark.line + 1 if node is not None else line0
         where = f"{path}:{line}" if line else str(path)

@@ -1,0 +1,47 @@
+"""Shared fixtures: a tiny fixed data set (tests/kbdata) and the real bundled data."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KBDATA = ROOT / "tests" / "kbdata"
+
+
+@pytest.fixture
+def small_data(tmp_path: Path) -> Path:
+    """A private copy of tests/kbdata that a test may break."""
+    dst = tmp_path / "data"
+    shutil.copytree(KBDATA, dst)
+    return dst
+
+
+@pytest.fixture
+def small_kb(small_data: Path, tmp_path: Path):
+    from kb.query import KB
+
+    return KB.open(db=tmp_path / "kb.sqlite", data=small_data)
+
+
+@pytest.fixture(scope="session")
+def real_kb(tmp_path_factory):
+    """The knowledge base built from the bundled data/ (once per session)."""
+    from kb.query import KB
+
+    return KB.open(db=tmp_path_factory.mktemp("realdb") / "kb.sqlite", data=ROOT / "data")
+
+
+def run_msmap(*args: str, data: Path | None = None, db: Path | None = None, **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if data is not None:
+        env["MSMAP_DATA"] = str(data)
+    if db is not None:
+        env["MSMAP_DB"] = str(db)
+    env.pop("MSMAP_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=kw.pop("timeout", 120), **kw)
