@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install everything msmap's tests need (idempotent), then run the whole suite.
+# Used by the README's test command and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+
+echo "== python packages"
+# torch: only ever the pinned CPU wheel (an unpinned torch pulls gigabytes of CUDA packages).
+# mindspore 2.10 is compiled against NumPy 1: keep numpy<2.
+"$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0" "mindspore==2.10.0" "numpy<2"
+"$PY" -m pip install -q --disable-pip-version-check -e ".[test,serve,check]"
+
+echo "== system packages"
+if ! command -v nvim >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq neovim >/dev/null
+fi
+nvim --version | head -1
+
+if [ -f vscode-extension/ci.sh ]; then
+  echo "== vscode extension"
+  bash vscode-extension/ci.sh
+fi
+
+echo "== knowledge base"
+"$PY" -m kb build
+"$PY" -m kb stats
+if "$PY" -m kb check --help >/dev/null 2>&1; then
+  "$PY" -m kb check
+fi
+if "$PY" -m kb docs --help >/dev/null 2>&1; then
+  "$PY" -m kb docs --check
+fi
+
+echo "== tests"
+"$PY" -m pytest -q -p no:cacheprovider "$@"
