@@ -44,17 +44,33 @@ def provenance_text(provs: list[dict[str, Any]]) -> str:
 
 
 def _wrap(text: str, indent: int, width: int) -> list[str]:
-    out = []
-    for para in (text or "").strip().split("\n"):
-        if not para.strip():
-            out.append("")
+    """Wrap Markdown-ish text: paragraphs are re-flowed, code and list lines kept."""
+    out: list[str] = []
+    para: list[str] = []
+    in_code = False
+
+    def flush() -> None:
+        if para:
+            out.extend(textwrap.wrap(" ".join(para), width=max(40, width - indent),
+                                     initial_indent=" " * indent, subsequent_indent=" " * indent))
+            para.clear()
+
+    for line in (text or "").strip().split("\n"):
+        if line.strip().startswith("```"):
+            flush()
+            in_code = not in_code
             continue
-        keep = para.startswith(("    ", "```", "- ", "* ")) or para.startswith(" ")
-        if keep:
-            out.append(" " * indent + para)
+        if in_code or line.startswith("    "):
+            flush()
+            out.append(" " * (indent + 2) + line)
+        elif not line.strip():
+            flush()
+        elif line.lstrip().startswith(("- ", "* ", "1. ")):
+            flush()
+            para.append(line.strip())
         else:
-            out.extend(textwrap.wrap(para, width=max(40, width - indent), initial_indent=" " * indent,
-                                     subsequent_indent=" " * indent))
+            para.append(line.strip())
+    flush()
     return out
 
 
@@ -137,7 +153,7 @@ def _render_target(t: dict[str, Any], st: Style, width: int, ms_version: str | N
     for chk in t.get("checks") or []:
         lines.append(st.dim(f"    verified: {chk.get('result')} on mindspore {chk.get('version')} — {chk.get('claim', '')}"))
     if t.get("provenance"):
-        lines.append(st.dim("    source: " + provenance_text(t["provenance"])))
+        lines.extend(st.dim(x) for x in _wrap("source: " + provenance_text(t["provenance"]), 4, width))
     return lines
 
 
@@ -147,8 +163,8 @@ def render_caveat(c: dict[str, Any], st: Style | None = None, width: int = 100) 
     lines = [f"  {sev} {st.bold(c['title'])}  " + st.dim(f"{version_text(c.get('ms_versions'))} · topic: {c['topic']} · id: {c['id']}")]
     lines.extend(_wrap(c["body"], 6, width))
     if c.get("claims"):
-        lines.append(st.dim("      checkable: " + "; ".join(claim_text(cl) for cl in c["claims"])))
-    lines.append(st.dim("      source: " + provenance_text(c.get("provenance", []))))
+        lines.extend(st.dim(x) for x in _wrap("checkable: " + "; ".join(claim_text(cl) for cl in c["claims"]), 6, width))
+    lines.extend(st.dim(x) for x in _wrap("source: " + provenance_text(c.get("provenance", [])), 6, width))
     return lines
 
 

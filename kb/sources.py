@@ -75,8 +75,12 @@ def load_curated_file(path: Path) -> tuple[CuratedFile, yaml.Node | None]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.safe_load(text) or {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml when available
+        try:
+            root = loader.get_single_node()
+            raw = (loader.construct_document(root) if root is not None else None) or {}
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
