@@ -130,12 +130,20 @@ def load_json(path: Path) -> Any:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
 
 
+def _shown(path: Path, data: Path) -> str:
+    """'data/curated/x.yaml': stable across machines (origins are stored in the DB and docs)."""
+    try:
+        return str(path.resolve().relative_to(data.resolve().parent))
+    except ValueError:
+        return str(path)
+
+
 def load_sources(data: Path) -> Sources:
     src = Sources()
     for path in sorted((data / "curated").glob("*.y*ml")):
         cf, root = load_curated_file(path)
         for i, m in enumerate(cf.mappings):
-            where = f"{path}:{_line_of(root, 'mappings', i) or '?'}"
+            where = f"{_shown(path, data)}:{_line_of(root, 'mappings', i) or '?'}"
             if m.torch in src.curated:
                 raise DataError(
                     f"{where}: entry torch={m.torch}: duplicate mapping (first at {src.origin['mapping:' + m.torch]})"
@@ -143,7 +151,7 @@ def load_sources(data: Path) -> Sources:
             src.curated[m.torch] = m
             src.origin["mapping:" + m.torch] = where
         for i, c in enumerate(cf.caveats):
-            where = f"{path}:{_line_of(root, 'caveats', i) or '?'}"
+            where = f"{_shown(path, data)}:{_line_of(root, 'caveats', i) or '?'}"
             if c.id in src.caveats:
                 raise DataError(f"{where}: entry id={c.id}: duplicate caveat id (first at {src.origin['caveat:' + c.id]})")
             src.caveats[c.id] = c

@@ -1,0 +1,96 @@
+"""msmap docs: regenerate docs/ (tables, detail pages, caveats, offline HTML) and the README
+CLI reference from the knowledge base; --check reports drift instead (exit 1), for CI."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from kb.commands._common import add_db_options, open_kb, print_json
+
+
+def _repo_root() -> Path:
+    root = Path(__file__).resolve().parent.parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "kb").is_dir() else Path.cwd()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", metavar="DIR", help="docs folder to write or check (default: docs/ of this checkout)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 and list the files that differ from what the DB generates")
+    parser.add_argument("--readme", metavar="PATH",
+                        help="README whose CLI reference block to regenerate (default: README.md of this checkout)")
+    parser.add_argument("--no-readme", action="store_true", help="leave the README CLI reference alone")
+    add_db_options(parser)
+
+
+def _show(path: Path) -> str:
+    """A path as the user would type it: relative below the working folder, else absolute."""
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+    return str(path.resolve()) if shown.startswith("..") else shown
+
+
+def _readme(args: argparse.Namespace) -> tuple[Path, str | None, str | None]:
+    """(path, current text, regenerated text); the texts are None when there is nothing to do."""
+    from kb.docs import cliref
+
+    path = Path(args.readme) if args.readme else _repo_root() / "README.md"
+    if not path.is_file():
+        raise cliref.MarkersMissing(f"{_show(path)}: no such file; create it with the CLI reference markers "
+                                    f"'{cliref.START}' and '{cliref.END}', or pass --no-readme")
+    text = path.read_text(encoding="utf-8")
+    return path, text, cliref.splice(text, cliref.block(), _show(path))
+
+
+def run(args: argparse.Namespace) -> int:
+    from kb.docs import files as docfiles
+    from kb.docs import generate
+    from kb.errors import MsmapError
+
+    out = Path(args.out) if args.out else _repo_root() / "docs"
+    generated = generate(open_kb(args))
+    readme_path, readme_error, readme_new, readme_old = None, None, None, None
+    if not args.no_readme:
+        try:
+            readme_path, readme_old, readme_new = _readme(args)
+        except MsmapError as exc:
+            readme_error = str(exc)
+    if args.check:
+        problems = [(_show(out / rel), status) for rel, status in docfiles.diff(out, generated)]
+        if readme_path and readme_new != readme_old:
+            problems.append((_show(readme_path), "CLI reference differs"))
+        if args.json:
+            print_json({"ok": not problems and not readme_error, "out": str(out),
+                        "problems": [{"path": p, "status": s} for p, s in problems], "readme_error": readme_error})
+        else:
+            for path, status in problems:
+                print(f"{path}: {status}")
+            if readme_error:
+                sys.stderr.write(f"msmap docs: {readme_error}\n")
+            if problems:
+                print(f"{len(problems)} file(s) out of date; run 'msmap docs' to regenerate")
+            elif not readme_error:
+                print(f"{_show(out)}: {len(generated)} generated files up to date")
+        return 1 if problems or readme_error else 0
+    changes = docfiles.sync(out, generated)
+    readme_state = "skipped" if args.no_readme else "error"
+    if readme_path and readme_new is not None:
+        readme_state = "unchanged" if readme_new == readme_old else "updated"
+        if readme_state == "updated":
+            readme_path.write_text(readme_new, encoding="utf-8", newline="\n")
+    if args.json:
+        print_json({"out": str(out), "files": len(generated), "written": changes.written,
+                    "removed": changes.removed, "unchanged": changes.unchanged, "readme": readme_state,
+                    "readme_error": readme_error})
+    else:
+        print(f"{_show(out)}: {len(generated)} files ({len(changes.written)} written, "
+              f"{len(changes.removed)} removed, {changes.unchanged} unchanged)")
+        if readme_path and readme_state != "error":
+            print(f"{_show(readme_path)}: CLI reference {readme_state}")
+        if readme_error:
+            sys.stderr.write(f"msmap docs: {readme_error}\n")
+    return 1 if readme_error else 0

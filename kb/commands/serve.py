@@ -1,0 +1,66 @@
+"""msmap serve: browse the knowledge base in Datasette, read-only, on localhost by default.
+
+Datasette is an optional extra (``pip install "msmap[serve]"``).  The command prepares a
+served copy of the DB with per-table search indexes and a metadata file (see
+``kb.docs.datasette``), then hands the process over to Datasette.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+INSTALL = 'pip install "msmap[serve]"'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8001, help="port to listen on (default 8001; 0 picks a free one)")
+    parser.add_argument("--db", metavar="PATH",
+                        help="SQLite knowledge base to serve (default: built from data/ into the cache)")
+
+
+def datasette_available() -> bool:
+    try:
+        return importlib.util.find_spec("datasette") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def command(args: argparse.Namespace) -> list[str]:
+    """The Datasette command line for these arguments (prepares the served copy first)."""
+    from kb.commands._common import open_kb
+    from kb.docs import datasette
+
+    db = open_kb(args).path
+    folder = datasette.cache_dir(db)
+    copy = datasette.served_copy(db, folder)
+    meta = datasette.write_metadata(copy, folder)
+    return [sys.executable, "-m", "datasette", "serve", "--immutable", str(copy), "--metadata", str(meta),
+            "--host", args.host, "--port", str(args.port)]
+
+
+def run(args: argparse.Namespace) -> int:
+    if not datasette_available():
+        sys.stderr.write(f"msmap serve: Datasette is not installed; install it with: {INSTALL}\n")
+        return 2
+    if not 0 <= args.port <= 65535:
+        sys.stderr.write(f"msmap serve: --port must be between 0 and 65535, got {args.port}\n")
+        return 2
+    cmd = command(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        sys.stderr.write(f"msmap serve: listening on {args.host}: other machines can reach this server\n")
+    where = f"http://{args.host}:{args.port}/msmap" if args.port else "a free port (Datasette prints it)"
+    sys.stderr.write(f"msmap serve: {where} (read-only; Ctrl-C stops)\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    if os.name == "posix":
+        os.execv(sys.executable, cmd)  # signals reach Datasette directly; nothing to clean up after
+    import subprocess
+
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,30 @@
+"""Generated docs: Markdown pages, one offline HTML table and the README CLI reference.
+
+    KB (kb.query) ──load──▶ Corpus ──render──▶ {relative path: text} ──sync/diff──▶ docs/
+
+``generate()`` is pure (same DB, same output: sorted, no timestamps); ``kb.docs.files``
+writes only what changed and removes stale pages from the generated subfolders.
+"""
+from __future__ import annotations
+
+from kb.docs import caveats, html, links, pages, tables
+from kb.docs.corpus import Corpus, load
+from kb.query import KB
+
+__all__ = ["generate", "render", "Corpus", "load"]
+
+
+def render(corpus: Corpus) -> dict[str, str]:
+    """Every generated file, keyed by its path relative to the docs folder."""
+    caveats_page, anchors = caveats.render(corpus)
+    files = {links.INDEX: pages.render_index(corpus), links.CAVEATS: caveats_page, links.HTML: html.render(corpus)}
+    for ns, records in corpus.namespaces().items():
+        files[links.table_path(ns)] = tables.render_namespace(ns, records, corpus)
+    for rec in corpus.records:
+        if rec["torch"] in corpus.pages:
+            files[corpus.pages[rec["torch"]]] = pages.render_api(rec, corpus, anchors)
+    return dict(sorted(files.items()))
+
+
+def generate(kb: KB) -> dict[str, str]:
+    return render(load(kb))
