@@ -191,6 +191,11 @@ class KB:
             self._tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         return table in self._tables
 
+    def caveats(self) -> list[dict[str, Any]]:
+        """Every caveat, sorted by topic then id."""
+        rows = self.conn.execute("SELECT * FROM caveats ORDER BY topic, id").fetchall()
+        return [self._caveat(r) for r in rows]
+
     def caveat(self, cid: str) -> Optional[dict[str, Any]]:
         row = self.conn.execute("SELECT * FROM caveats WHERE id=?", (cid,)).fetchone()
         return self._caveat(row) if row else None

@@ -54,10 +54,7 @@ def reading_order(name: str) -> tuple[str, str]:
 
 
 def _all_caveats(kb: KB) -> list[dict[str, Any]]:
-    if callable(getattr(kb, "caveats", None)):  # a future read-API method, if the lead adds one
-        return sorted(kb.caveats(), key=lambda c: c["id"])
-    ids = [r[0] for r in kb.conn.execute("SELECT id FROM caveats ORDER BY id")]
-    return [c for c in (kb.caveat(i) for i in ids) if c]
+    return sorted(kb.caveats(), key=lambda c: c["id"])
 
 
 def family_targets(rec: dict[str, Any], family: str) -> list[dict[str, Any]]:
