@@ -199,6 +199,8 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     db.execute("CREATE INDEX idx_mappings_ns ON mappings(namespace)")
     db.execute("CREATE INDEX idx_links_caveat ON mapping_caveats(caveat_id)")
     _build_search(db, mapping_rows, target_rows, src.caveats)
+    _write_origins(db, src)
+    _index_verification(db)
     meta = {
         "schema": SCHEMA_VERSION, "fingerprint": fingerprint,
         "ms_versions": json.dumps(ms_versions),
@@ -209,6 +211,20 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     conn.close()
     os.replace(tmp, out)
     return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
+
+
+def _write_origins(db: sqlite_utils.Database, src: Sources) -> None:
+    """``origins``: "mapping:<torch>" / "caveat:<id>" -> "file:line" of the curated entry (for msmap check)."""
+    db["origins"].create({"ref": str, "origin": str}, pk="ref")
+    db["origins"].insert_all([{"ref": k, "origin": v} for k, v in sorted(src.origin.items())], pk="ref")
+
+
+def _index_verification(db: sqlite_utils.Database) -> None:
+    """Indexes for kb.query.checks_for / probes_for (one lookup per target; the checks table is large)."""
+    if db["checks"].exists() and "subject" in db["checks"].columns_dict:
+        db.execute("CREATE INDEX idx_checks_subject ON checks(subject)")
+    if db["probes"].exists() and {"torch", "ms_api"} <= set(db["probes"].columns_dict):
+        db.execute("CREATE INDEX idx_probes_pair ON probes(torch, ms_api)")
 
 
 def _create_tables(db: sqlite_utils.Database) -> None:

@@ -150,8 +150,8 @@ def _render_target(t: dict[str, Any], st: Style, width: int, ms_version: str | N
         lines.append("    example:")
         lines.append("      torch:     " + t["example"]["torch"].strip().replace("\n", "\n                 "))
         lines.append("      mindspore: " + t["example"]["mindspore"].strip().replace("\n", "\n                 "))
-    for chk in t.get("checks") or []:
-        lines.append(st.dim(f"    verified: {chk.get('result')} on mindspore {chk.get('version')} — {chk.get('claim', '')}"))
+    lines.extend(verification_lines(t.get("checks") or [], st, ms_version, rng))
+    lines.extend(probe_lines(t.get("probes") or [], st, ms_version, rng))
     if t.get("provenance"):
         lines.extend(st.dim(x) for x in _wrap("source: " + provenance_text(t["provenance"]), 4, width))
     return lines
@@ -197,3 +197,68 @@ def render_reverse(rec: dict[str, Any], style: Style | None = None) -> str:
         for c in rec["caveats"]:
             lines.extend(render_caveat(c, st, width))
     return "\n".join(lines)
+
+
+# --- recorded verification (msmap check / msmap probe) ------------------------------------------
+
+def _pick_version(rows: list[dict[str, Any]], ms_version: str | None, rng: dict | None = None) -> str | None:
+    """The MindSpore version to summarise: the one asked for if recorded, else the newest recorded
+    inside the target's version range (None: nothing recorded applies to this target)."""
+    from kb.query import _vkey, in_range
+
+    rng = rng or {}
+    versions = sorted({r.get("ms_version") for r in rows if r.get("ms_version")
+                       and in_range(r["ms_version"], rng.get("since"), rng.get("until"))}, key=_vkey)
+    if not versions:
+        return None
+    return ms_version if ms_version in versions else versions[-1]
+
+
+def verification_lines(checks: list[dict[str, Any]], st: Style, ms_version: str | None = None,
+                       rng: dict | None = None) -> list[str]:
+    """One line, "verified on mindspore 2.10.0: 7/7 claims pass", plus one line per drifted claim."""
+    version = _pick_version(checks, ms_version, rng)
+    if version is None:
+        return []
+    rows = [c for c in checks if c.get("ms_version") == version]
+    judged = [c for c in rows if c.get("result") in ("pass", "drift")]
+    passed = sum(c["result"] == "pass" for c in judged)
+    unchecked = len(rows) - len(judged)
+    text = f"    verified on mindspore {version}: {passed}/{len(judged)} claims pass"
+    text += f" ({unchecked} not checkable)" if unchecked else ""
+    text += f" · checked {rows[0].get('checked_on')}" if rows and rows[0].get("checked_on") else ""
+    lines = [st.dim(text) if passed == len(judged) else st(text, "33")]
+    for c in judged:
+        if c["result"] == "drift":
+            lines.append(st("      drift: ", "31") + f"{c.get('claim')} — installed: {c.get('detail')}")
+    return lines
+
+
+def probe_lines(probes: list[dict[str, Any]], st: Style, ms_version: str | None = None,
+                rng: dict | None = None) -> list[str]:
+    """A compact probe line per device, plus what users must know (no CPU kernel, differences)."""
+    version = _pick_version(probes, ms_version, rng)
+    if version is None:
+        return []
+    rows = [p for p in probes if p.get("ms_version") == version]
+    lines = []
+    for device in sorted({p.get("device") or "cpu" for p in rows}):
+        sub = [p for p in rows if (p.get("device") or "cpu") == device]
+        counts: dict[str, int] = {}
+        for p in sub:
+            counts[p["result"]] = counts.get(p["result"], 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        lines.append(st.dim(f"    probed on mindspore {version} ({device}): {summary}"))
+        kernels = dict.fromkeys((p.get("detail") or "").removeprefix("mindspore: ") for p in sub
+                                if p["result"] == "no_cpu_kernel")
+        for detail in kernels:
+            lines.append(st("      no CPU kernel: ", "33") + detail)
+        for p in sub:
+            if p["result"] == "no_cpu_kernel":
+                continue
+            elif p.get("kind") == "caveat" and p["result"] in ("holds", "differs"):
+                what = "caveat confirmed" if p["result"] == "holds" else "caveat not reproduced"
+                lines.append(st.dim(f"      {what}: {p.get('probe')}: {p.get('detail')}"))
+            elif p["result"] == "differs":
+                lines.append(st("      differs: ", "33") + f"{p.get('detail')} ({p.get('probe')})")
+    return lines

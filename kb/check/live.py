@@ -1,0 +1,118 @@
+"""What the installed library really has — run in a subprocess, one per framework.
+
+    python -m kb.check.live mindspore < names.json > report.jsonl
+
+stdin is a JSON list of dotted API names.  stdout gets one JSON object per line:
+first ``{"framework", "version"}`` (or ``{"error": "not_installed", ...}``), then one
+``{"name", "exists", "kind", "signature", "params", "sig_source", "error"}`` per name,
+in input order, flushed as it goes so the parent can show progress.  Signatures
+come from ``kb.introspect.describe`` (the snapshot's own reader), so a live entry
+and a snapshot entry of the same API are directly comparable.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+from typing import Any
+
+MISSING = object()
+
+
+def resolve(name: str) -> tuple[Any, Any]:
+    """(object, owner) for a dotted name, or (MISSING, None).
+
+    Imports the longest importable module prefix, then walks attributes, so
+    ``torch.nn.functional.relu``, ``mindspore.Tensor.view`` and
+    ``torch.optim.lr_scheduler.StepLR`` all resolve.
+    """
+    parts = name.split(".")
+    obj: Any = MISSING
+    used = 0
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+            used = i
+            break
+        except Exception:  # ImportError, or a module that fails to import
+            continue
+    if obj is MISSING:
+        return MISSING, None
+    owner = None
+    for part in parts[used:]:
+        owner = obj
+        try:
+            obj = getattr(obj, part)
+        except Exception:
+            return MISSING, None
+    return obj, owner
+
+
+def kind_of(obj: Any, owner: Any) -> str:
+    if inspect.isclass(obj):
+        return "class"
+    if inspect.ismodule(obj):
+        return "module"
+    if owner is not None and inspect.isclass(owner) and callable(obj):
+        return "method"
+    if callable(obj):
+        return "function"
+    return "attribute"
+
+
+def entry(name: str) -> dict[str, Any]:
+    from kb.introspect.describe import describe
+
+    obj, owner = resolve(name)
+    if obj is MISSING:
+        return {"name": name, "exists": False}
+    kind = kind_of(obj, owner)
+    out: dict[str, Any] = {"name": name, "exists": True, "kind": kind}
+    try:
+        out.update(describe(obj, kind, method=kind == "method"))
+    except Exception as exc:  # a describe failure must not lose the existence fact
+        out.update({"signature": None, "params": [], "sig_source": "none", "error": f"{type(exc).__name__}: {exc}"})
+    if out.get("sig_source") == "docstring":
+        more = overloads(obj, name.rsplit(".", 1)[-1])
+        if len(more) > 1:
+            out["overloads"] = more
+    return out
+
+
+def overloads(obj: Any, leaf: str) -> list[list]:
+    """Parameter rows of every signature line in a builtin's docstring (torch.max has three)."""
+    import re
+
+    from kb.introspect.docsig import parse_doc_signature
+
+    doc = getattr(obj, "__doc__", None) or ""
+    head = re.compile(rf"^\s*(?:\.\.\s+function::\s+)?(?:\d+\.\s+)?(?:[A-Za-z_]\w*\.)*{re.escape(leaf)}\(")
+    out = []
+    for line in doc.splitlines():
+        if head.match(line):
+            rows = parse_doc_signature(line.split("function::")[-1].strip())
+            if rows is not None and rows not in out:
+                out.append([r for r in rows if r[0] != "self"])
+    return out
+
+
+def main(argv: list[str]) -> int:
+    framework = argv[1]
+    names = json.loads(sys.stdin.read() or "[]")
+    try:
+        lib = importlib.import_module(framework)
+    except Exception as exc:
+        print(json.dumps({"error": "not_installed", "framework": framework, "detail": f"{type(exc).__name__}: {exc}"}))
+        return 0
+    print(json.dumps({"framework": framework, "version": str(getattr(lib, "__version__", "?")).split("+")[0]}),
+          flush=True)
+    for name in names:
+        if not name.startswith(framework + ".") and name != framework:
+            continue
+        print(json.dumps(entry(name), ensure_ascii=False), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

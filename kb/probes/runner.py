@@ -1,0 +1,138 @@
+"""Run probes in isolated worker subprocesses: a small pool, batches, timeouts, retries.
+
+- Probes go to ``kb.probes.worker`` in batches (one MindSpore import per batch).
+- A worker that stops after a MindSpore error (exit 3) has its unfinished probes
+  re-queued as a fresh batch: no probe runs in a process with leftover error state.
+- A batch that crashes or hangs loses only itself: its unfinished probes are retried
+  one by one, and a probe that crashes or hangs alone is reported as ``error`` or
+  ``timeout`` — never fatal to the run.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import deque
+from typing import Any, Callable, Optional
+
+from kb.check.run import ROOT, child_env
+
+STARTUP_SECONDS = 60.0  # importing mindspore + torch, generously, on a busy machine
+PROBE_SECONDS = 20.0
+
+
+_LIVE: set = set()  # worker processes still running (killed if the run is interrupted)
+
+
+def _launch(batch: list[dict], timeout: float) -> tuple[list[dict], Optional[int], bool, str]:
+    """(results received, exit code, timed out?, stderr tail) of one worker process."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "kb.probes.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=child_env(), cwd=str(ROOT))
+        _LIVE.add(proc)
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        results = []
+        try:
+            assert proc.stdin and proc.stdout
+            try:
+                proc.stdin.write(json.dumps(batch))
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            for line in proc.stdout:
+                try:
+                    results.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a probe printed to stdout; its own result line follows
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            _LIVE.discard(proc)
+        err.seek(0)
+        tail = " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
+    return results, code, timed_out.is_set(), tail
+
+
+def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
+               on_result: Callable[[dict], None] = lambda r: None, startup: float = STARTUP_SECONDS) -> list[dict]:
+    """Run every probe; returns one result per probe (any order).
+
+    A batch may take ``startup`` seconds plus each probe's ``timeout`` (default PROBE_SECONDS).
+    """
+    def _budget(batch: list[dict]) -> float:
+        return startup + sum(float(p.get("timeout", PROBE_SECONDS)) for p in batch)
+
+    queue: deque = deque((probes[i:i + batch_size], False) for i in range(0, len(probes), batch_size))
+    lock = threading.Condition()
+    results: list[dict] = []
+    busy = [0]
+
+    def emit(r: dict) -> None:
+        with lock:
+            results.append(r)
+        on_result(r)
+
+    def handle(batch: list[dict], single: bool) -> None:
+        got, code, timed_out, tail = _launch(batch, _budget(batch))
+        done = {r["probe"] for r in got}
+        for r in got:
+            emit(r)
+        rest = [p for p in batch if p["id"] not in done]
+        if not rest:
+            return
+        if code == 3 and not timed_out:  # stopped cleanly after a MindSpore error: fresh process for the rest
+            with lock:
+                queue.append((rest, False))
+            return
+        if single or len(rest) == 1 and len(batch) == 1:
+            p = rest[0]
+            if timed_out:
+                emit({"probe": p["id"], "result": "timeout", "max_abs_diff": None,
+                      "detail": f"no result within {_budget([p]):.0f} s (process killed)"})
+            else:
+                emit({"probe": p["id"], "result": "error", "max_abs_diff": None,
+                      "detail": f"worker process died (exit code {code})" + (f": {tail}" if tail else "")})
+            for q in rest[1:]:
+                with lock:
+                    queue.append(([q], True))
+            return
+        with lock:  # the batch crashed or hung: retry what it did not finish, one by one
+            queue.extend(([p], True) for p in rest)
+
+    def worker() -> None:
+        while True:
+            with lock:
+                while not queue and busy[0]:
+                    lock.wait()
+                if not queue:
+                    lock.notify_all()
+                    return
+                batch, single = queue.popleft()
+                busy[0] += 1
+            try:
+                handle(batch, single)
+            finally:
+                with lock:
+                    busy[0] -= 1
+                    lock.notify_all()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, 2)))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    finally:  # interrupted: no orphaned workers
+        for proc in list(_LIVE):
+            proc.kill()
+    return results
