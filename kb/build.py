@@ -162,12 +162,15 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     db["apis"].insert_all(api_rows, pk=("name", "version"), batch_size=5000)
 
     mapping_rows, target_rows, link_rows = [], [], []
+    differs = _probe_differences(src.extra.get("probes") or [], ms_versions[-1] if ms_versions else None)
     applies: dict[str, list[str]] = {}
     for cid, c in src.caveats.items():
         for name in c.applies_to:
             applies.setdefault(name, []).append(cid)
     for m, source, targets in merge(src):
         rows = [_target_row(m.torch, i, t, s, torch_apis, ms_apis) for i, (t, s) in enumerate(targets)]
+        for r in rows:
+            _apply_probe_verdict(r, differs.get((m.torch, r["api"])))
         target_rows.extend(rows)
         cids = list(dict.fromkeys(
             m.caveats + applies.get(m.torch, []) + [c for r in rows if r["api"] for c in applies.get(r["api"], [])]
@@ -211,6 +214,33 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     conn.close()
     os.replace(tmp, out)
     return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
+
+
+def _probe_differences(probes: list, ms_version: str | None) -> dict[tuple[str, str], list[dict]]:
+    """Equivalence probes that found different outputs on the newest snapshotted MindSpore."""
+    out: dict[tuple[str, str], list[dict]] = {}
+    for p in probes:
+        if (isinstance(p, dict) and p.get("result") == "differs" and p.get("kind") != "caveat"
+                and p.get("ms_version") == ms_version):
+            out.setdefault((p.get("torch"), p.get("ms_api")), []).append(p)
+    return out
+
+
+def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:
+    """A recorded probe difference outranks a signature match: no silent automatic rewrite.
+
+    Differences only in integer width (int64 in torch, int32 in MindSpore) keep the
+    rewrite but say so; any other difference (values, shapes, structure) turns it off.
+    """
+    if not found:
+        return
+    details = "; ".join(sorted({p.get("detail") or "" for p in found}))
+    dtype_only = all("values equal but dtype" in (p.get("detail") or "") for p in found)
+    verdict = (f"Probe (mindspore {found[0].get('ms_version')}, {found[0].get('device') or 'cpu'}): {details}."
+               + ("" if dtype_only else " Outputs differ for the same call, so msmap does not rewrite it automatically."))
+    row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
+    if not dtype_only:
+        row["auto"] = 0
 
 
 def _write_origins(db: sqlite_utils.Database, src: Sources) -> None:

@@ -74,9 +74,42 @@ def entry(name: str) -> dict[str, Any]:
     except Exception as exc:  # a describe failure must not lose the existence fact
         out.update({"signature": None, "params": [], "sig_source": "none", "error": f"{type(exc).__name__}: {exc}"})
     if out.get("sig_source") == "docstring":
-        more = overloads(obj, name.rsplit(".", 1)[-1])
+        leaf = name.rsplit(".", 1)[-1]
+        more = overloads(obj, leaf)
+        for rows in aten_overloads(name, leaf):
+            if rows not in more:
+                more.append(rows)
         if len(more) > 1:
             out["overloads"] = more
+    return out
+
+
+def aten_overloads(name: str, leaf: str) -> list[list]:
+    """Parameter rows of torch's registered operator schemas (the ground truth docstrings abbreviate).
+
+    ``aten::scatter.reduce(Tensor self, int dim, ..., *, str reduce)`` -> rows with ``self`` named
+    ``input`` as the Python binding does; ``out=`` overloads are skipped.
+    """
+    if not name.startswith("torch.") or name.count(".") != 1:
+        return []
+    try:
+        import torch
+
+        schemas = torch._C._jit_get_schemas_for_operator(f"aten::{leaf}")
+    except Exception:
+        return []
+    out = []
+    for schema in schemas:
+        rows, kw = [], False
+        args = list(schema.arguments)
+        if any(a.name == "out" for a in args):
+            continue
+        for a in args:
+            kw = kw or bool(getattr(a, "kwarg_only", False))
+            default = repr(a.default_value) if a.has_default_value() else None
+            rows.append(["input" if a.name == "self" else a.name, "KEYWORD_ONLY" if kw else "POSITIONAL_OR_KEYWORD",
+                         default])
+        out.append(rows)
     return out
 
 
