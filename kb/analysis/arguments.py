@@ -1,0 +1,283 @@
+"""Map a call's arguments from the torch signature to the MindSpore one.
+
+Driven only by the target's ``params`` (``ParamMap`` rows) and the two
+signatures: keywords are renamed, values transformed, dropped arguments
+removed, a positional argument whose position differs becomes a keyword,
+``added`` parameters with a ``transform`` are appended (their ``torch`` field,
+when set, names the torch parameter the value derives from), and a torch default
+that MindSpore does not share is written out so behaviour is kept.  Anything
+that cannot be mapped raises ``Blocked`` with a reason a human can act on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from kb.analysis.text import TextEdit
+from kb.analysis.transforms import (
+    MISSING, NotComputable, apply_transform, literal, parse_signature, same_value,
+)
+
+
+class Blocked(Exception):
+    """No automatic rewrite; ``str(exc)`` says why."""
+
+
+@dataclass(slots=True)
+class Arg:
+    start: int
+    end: int
+    value_start: int
+    value_end: int
+    value: str
+    keyword: Optional[str] = None
+    name_start: int = -1
+    name_end: int = -1
+    star: str = ""
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "surrogateescape")
+
+
+def read_arguments(call: Any) -> tuple[list[Arg], Any]:
+    node = call.child_by_field_name("arguments")
+    if node is None or node.type != "argument_list":
+        raise Blocked("the call's arguments cannot be read")
+    if node.has_error or node.is_missing or any(c.is_missing for c in node.children):
+        raise Blocked("the call is incomplete or has a syntax error")
+    args = []
+    for child in node.named_children:
+        if child.type == "comment":
+            continue
+        if child.type == "keyword_argument":
+            name, value = child.child_by_field_name("name"), child.child_by_field_name("value")
+            if name is None or value is None:
+                raise Blocked("the call is incomplete")
+            args.append(Arg(child.start_byte, child.end_byte, value.start_byte, value.end_byte, _text(value),
+                            _text(name), name.start_byte, name.end_byte))
+        elif child.type in ("list_splat", "dictionary_splat"):
+            star = "*" if child.type == "list_splat" else "**"
+            args.append(Arg(child.start_byte, child.end_byte, child.start_byte, child.end_byte, _text(child),
+                            star=star))
+        else:
+            args.append(Arg(child.start_byte, child.end_byte, child.start_byte, child.end_byte, _text(child)))
+    return args, node
+
+
+def _maps(target: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in target.get("params") or [] if isinstance(m, dict)]
+
+
+def _separator(source: bytes, start: int, end: int) -> int:
+    """Offset of the comma between two arguments (comments skipped), or -1."""
+    index = start
+    while index < end:
+        char = source[index : index + 1]
+        if char == b"#":
+            newline = source.find(b"\n", index, end)
+            index = end if newline < 0 else newline
+        elif char == b",":
+            return index
+        index += 1
+    return -1
+
+
+def _whole_lines(source: bytes, start: int, end: int) -> tuple[int, int]:
+    """Widen ``[start, end)`` to whole lines when nothing else shares them."""
+    line_start = source.rfind(b"\n", 0, start) + 1
+    line_end = source.find(b"\n", end)
+    line_end = len(source) if line_end < 0 else line_end
+    if source[line_start:start].strip() == b"" and source[end:line_end].strip() == b"":
+        return line_start, min(line_end + 1, len(source))
+    return start, end
+
+
+def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: bytes) -> list[TextEdit]:
+    """Delete the removed arguments with their separators; comments of kept ones stay."""
+    if not removed:
+        return []
+    close = arglist.end_byte - 1
+    if len(removed) == len(args):
+        end = args[-1].end
+        comma = _separator(source, end, close)
+        return [TextEdit(args[0].start, comma + 1 if comma >= 0 else end, "")]
+    edits, index = [], 0
+    while index < len(args):
+        if index not in removed:
+            index += 1
+            continue
+        first = index
+        while index + 1 < len(args) and index + 1 in removed:
+            index += 1
+        last = args[index]
+        if index + 1 < len(args):  # a kept argument follows: delete up to it
+            edits.append(TextEdit(args[first].start, args[index + 1].start, ""))
+        elif b"\n" not in source[args[first - 1].end : args[first].start]:  # one line: "a, b" -> "a"
+            edits.append(TextEdit(args[first - 1].end, last.end, ""))
+        else:  # own lines: delete them; the comma before goes unless a trailing comma follows
+            trailing = _separator(source, last.end, close)
+            end = trailing + 1 if trailing >= 0 else last.end
+            if trailing < 0:
+                comma = _separator(source, args[first - 1].end, args[first].start)
+                if comma >= 0:
+                    edits.append(TextEdit(comma, comma + 1, ""))
+            start, end = _whole_lines(source, args[first].start, end)
+            edits.append(TextEdit(start, end, ""))
+        index += 1
+    return edits
+
+
+def _value(text: Optional[str], transform: Optional[str]) -> str:
+    if not transform:
+        return text or ""
+    try:
+        return apply_transform(transform, text)
+    except NotComputable as exc:
+        raise Blocked(f"cannot apply the transform {transform!r}: {exc}") from None
+
+
+def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], source: bytes) -> list[TextEdit]:
+    """Edits that turn the torch call's arguments into the MindSpore target's."""
+    maps = _maps(target)
+    node = call.child_by_field_name("arguments")
+    if not maps and node is not None and node.type == "generator_expression" and not node.has_error:
+        return []
+    args, arglist = read_arguments(call)
+    if not maps:
+        return []  # same parameters: the arguments carry over unchanged
+    by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
+    added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
+    torch_sig = parse_signature(record.get("torch_signature"))
+    ms_sig = parse_signature(target.get("ms_signature"))
+    if any(a.star for a in args):
+        trivial = all(m.get("kind", "same") == "same" and m.get("ms") in (None, m.get("torch"))
+                      for m in by_torch.values()) and not any(m.get("transform") for m in added)
+        if not trivial:
+            raise Blocked("the call unpacks *args or **kwargs, so its parameters cannot be mapped")
+        return []
+    torch_order = torch_sig.positional if torch_sig else [m["torch"] for m in maps
+                                                           if m.get("torch") and m.get("kind") != "added"]
+    ms_order = ms_sig.positional if ms_sig else None
+
+    edits: list[TextEdit] = []
+    removed: set[int] = set()
+    passed: dict[str, Arg] = {}
+    final: list[str] = []
+    in_place = True  # positional arguments keep their position until one cannot
+    positional = [i for i, a in enumerate(args) if a.keyword is None]
+    for number, index in enumerate(positional):
+        arg = args[index]
+        if number >= len(torch_order):
+            if torch_sig is not None and torch_sig.has("var_positional") and in_place and \
+                    (ms_sig is None or ms_sig.has("var_positional")):
+                continue
+            raise Blocked(f"more positional arguments than {record.get('torch')} takes")
+        name = torch_order[number]
+        passed[name] = arg
+        rule = by_torch.get(name, {"kind": "same"})
+        kind = rule.get("kind", "same")
+        if kind in ("dropped", "unsupported"):
+            _drop(rule, arg, kind)
+            removed.add(index)
+            in_place = False
+            continue
+        ms_name = rule.get("ms") or name
+        final.append(ms_name)
+        new_value = _value(arg.value, rule.get("transform")) if kind == "transformed" else None
+        keeps = in_place and (
+            ms_order[number] == ms_name if ms_order is not None and number < len(ms_order)
+            else ms_order is None and kind == "same" and ms_name == name
+        )
+        if keeps:
+            if new_value is not None and new_value != arg.value:
+                edits.append(TextEdit(arg.start, arg.end, new_value))
+            continue
+        in_place = False
+        if new_value is not None and new_value != arg.value:
+            edits.append(TextEdit(arg.start, arg.end, f"{ms_name}={new_value}"))
+        else:
+            edits.append(TextEdit(arg.start, arg.start, f"{ms_name}="))
+    for index, arg in enumerate(args):
+        if arg.keyword is None:
+            continue
+        passed[arg.keyword] = arg
+        rule = by_torch.get(arg.keyword)
+        if rule is None:
+            final.append(arg.keyword)
+            continue
+        kind = rule.get("kind", "same")
+        if kind in ("dropped", "unsupported"):
+            _drop(rule, arg, kind)
+            removed.add(index)
+            continue
+        ms_name = rule.get("ms") or arg.keyword
+        final.append(ms_name)
+        if ms_name != arg.keyword:
+            edits.append(TextEdit(arg.name_start, arg.name_end, ms_name))
+        if kind == "transformed":
+            new_value = _value(arg.value, rule.get("transform"))
+            if new_value != arg.value:
+                edits.append(TextEdit(arg.value_start, arg.value_end, new_value))
+    extra = _defaults(by_torch, passed, final) + _added(added, by_torch, passed, final)
+    duplicates = {n for n in final if final.count(n) > 1}
+    if duplicates:
+        raise Blocked(f"two arguments would both become {sorted(duplicates)[0]!r}")
+    edits += _removal_edits(args, removed, arglist, source)
+    if extra:
+        kept = [a for i, a in enumerate(args) if i not in removed]
+        text = ", ".join(extra)
+        if kept:
+            edits.append(TextEdit(kept[-1].end, kept[-1].end, ", " + text))
+        else:
+            edits.append(TextEdit(arglist.start_byte + 1, arglist.start_byte + 1, text))
+    return edits
+
+
+def _drop(rule: dict[str, Any], arg: Arg, kind: str) -> None:
+    if kind == "unsupported" and not same_value(literal(arg.value), literal(rule.get("torch_default"))):
+        note = f": {rule['note']}" if rule.get("note") else ""
+        raise Blocked(f"torch parameter {rule.get('torch')!r} has no MindSpore equivalent{note}")
+
+
+def _defaults(by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str]) -> list[str]:
+    """Torch defaults MindSpore does not share, written out to keep behaviour."""
+    extra = []
+    for name, rule in by_torch.items():
+        kind = rule.get("kind", "same")
+        if name in passed or kind not in ("same", "renamed", "transformed"):
+            continue
+        torch_default, ms_default = rule.get("torch_default"), rule.get("ms_default")
+        # A torch default of None usually means "computed" (MaxPool2d stride=None means
+        # kernel_size): it is not a value to write out.
+        if torch_default is None or ms_default is None or literal(torch_default) in (MISSING, None):
+            continue
+        value = _value(torch_default, rule.get("transform")) if kind == "transformed" else torch_default
+        ms_name = rule.get("ms") or name
+        if literal(value) is not MISSING and not same_value(literal(value), literal(ms_default)) \
+                and ms_name not in final:
+            extra.append(f"{ms_name}={value}")
+            final.append(ms_name)
+    return extra
+
+
+def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str]) -> list[str]:
+    """MindSpore-only parameters whose value the data derives (e.g. ``pad_mode='pad'``)."""
+    extra = []
+    for rule in added:
+        ms_name = rule["ms"]
+        if not rule.get("transform") or ms_name in final:
+            continue
+        source_name = rule.get("torch")
+        value_text: Optional[str] = None
+        if source_name:
+            if source_name in passed:
+                value_text = passed[source_name].value
+            else:
+                value_text = rule.get("torch_default") or by_torch.get(source_name, {}).get("torch_default")
+        value = _value(value_text, rule["transform"])
+        if same_value(literal(value), literal(rule.get("ms_default"))):
+            continue
+        extra.append(f"{ms_name}={value}")
+        final.append(ms_name)
+    return extra

@@ -1,0 +1,127 @@
+"""The engine's view of the knowledge base.
+
+``KnowledgeBase`` is the small protocol the engine codes against (``kb.query.KB``
+provides it; tests use ``MemoryKB``).  ``Catalog`` wraps one and memoizes every
+answer, so a name is looked up once per process however often it occurs, and it
+turns any failure of the KB into "not found": analysis never raises.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+
+Record = dict[str, Any]
+
+
+@runtime_checkable
+class KnowledgeBase(Protocol):
+    def mapping(self, torch_name: str) -> Optional[Record]: ...
+
+    def is_torch_api(self, name: str) -> bool: ...
+
+    def tensor_method(self, method_name: str) -> Optional[str]: ...
+
+    def reverse(self, ms_name: str) -> Optional[Record]: ...
+
+    def resolve(self, name: str) -> Optional[str]: ...
+
+
+def could_be_reexport(name: str) -> bool:
+    """Cheap test before asking the KB to canonicalize (see ``is_reexport``)."""
+    parts = name.split(".")
+    leaf = parts[-1].lower()
+    return any(p == "modules" or p.startswith("_") or p == leaf for p in parts[1:-1])
+
+
+def is_reexport(name: str, canonical: str) -> bool:
+    """True when ``canonical`` is the public spelling of the implementation path ``name``.
+
+    ``torch.nn.modules.conv.Conv2d`` -> ``torch.nn.Conv2d`` and ``torch.optim.sgd.SGD``
+    -> ``torch.optim.SGD`` qualify; ``torch.cuda.manual_seed`` -> ``torch.manual_seed``
+    does not (a different API that happens to share its leaf name).
+    """
+    parts, kept = name.split("."), canonical.split(".")
+    if parts[-1] != kept[-1] or not canonical.startswith("torch"):
+        return False
+    removed = [p for p in parts[:-1] if p not in kept[:-1]]
+    if not removed or [p for p in parts[:-1] if p in kept[:-1]] != kept[:-1]:
+        return False
+    if "modules" in removed:
+        return True
+    return all(p.startswith("_") or p == parts[-1].lower() for p in removed)
+
+
+class Catalog:
+    """Memoizing, never-raising front of a ``KnowledgeBase``."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self._records: dict[str, Optional[Record]] = {}
+        self._methods: dict[str, Optional[str]] = {}
+
+    def lookup(self, name: str) -> Optional[Record]:
+        """The record of a fully qualified torch name, or None."""
+        try:
+            return self._records[name]
+        except KeyError:
+            pass
+        known = self._safe(self.kb.is_torch_api, name)
+        record = self._safe(self.kb.mapping, name) if known is not False else None
+        if record is None and name.count(".") >= 2 and could_be_reexport(name):
+            # Canonicalize module paths (torch.nn.modules.linear.Linear -> torch.nn.Linear),
+            # but only when the leaf name stays the same: no fuzzy matches here.
+            canonical = self._safe(self.kb.resolve, name)
+            if isinstance(canonical, str) and canonical != name and is_reexport(name, canonical):
+                record = self._safe(self.kb.mapping, canonical)
+        if not isinstance(record, dict):
+            record = None
+        self._records[name] = record
+        return record
+
+    def tensor_method(self, method: str) -> Optional[str]:
+        """'torch.Tensor.<method>' when the KB has that Tensor method, else None."""
+        try:
+            return self._methods[method]
+        except KeyError:
+            pass
+        found = self._safe(self.kb.tensor_method, method)
+        found = found if isinstance(found, str) and self.lookup(found) is not None else None
+        self._methods[method] = found
+        return found
+
+    @staticmethod
+    def _safe(fn: Any, arg: str) -> Any:
+        try:
+            return fn(arg)
+        except Exception:  # a broken KB must not break analysis
+            return None
+
+
+class MemoryKB:
+    """An in-memory ``KnowledgeBase`` built from record dicts (tests, fixtures)."""
+
+    def __init__(self, records: Iterable[Record], aliases: Optional[dict[str, str]] = None) -> None:
+        self.records: dict[str, Record] = {r["torch"]: r for r in records}
+        self.aliases = dict(aliases or {})
+        self._reverse: dict[str, Record] = {}
+        for record in self.records.values():
+            for target in record.get("targets") or []:
+                if target.get("api"):
+                    self._reverse.setdefault(target["api"], record)
+
+    def mapping(self, torch_name: str) -> Optional[Record]:
+        return self.records.get(torch_name)
+
+    def is_torch_api(self, name: str) -> bool:
+        return name in self.records
+
+    def tensor_method(self, method_name: str) -> Optional[str]:
+        name = f"torch.Tensor.{method_name}"
+        return name if name in self.records else None
+
+    def reverse(self, ms_name: str) -> Optional[Record]:
+        return self._reverse.get(ms_name)
+
+    def resolve(self, name: str) -> Optional[str]:
+        if name in self.records:
+            return name
+        return self.aliases.get(name)

@@ -1,0 +1,124 @@
+"""``msmap convert`` for one source: fix-all, then a note on each line left for a human.
+
+A note is a comment at the end of the line, ``# msmap: <reason> (see: msmap
+lookup <torch name>)``.  A line that already carries ``# msmap:`` gets no
+second note, so converting twice equals converting once.  When the end of the
+line is inside a string or after a backslash, the note goes to the end of the
+statement instead; if that is not possible either, the line gets no note.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from kb.analysis.document import Document
+from kb.analysis.fixall import FixAllResult, Leftover, parses
+from kb.analysis.text import TextEdit, apply_edits, decode
+
+MARKER = "# msmap:"
+_STRINGY = frozenset({"string", "string_content", "string_start", "string_end", "concatenated_string",
+                      "escape_sequence", "interpolation"})
+
+
+@dataclass
+class ConvertResult:
+    source: bytes
+    original: bytes
+    found: int = 0  # torch uses (imports and tensor-method guesses not counted)
+    left: list[Leftover] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+    error: Optional[str] = None  # set when the file was left unchanged because it does not parse
+
+    @property
+    def converted(self) -> int:
+        return self.found - len(self.left)
+
+    @property
+    def changed(self) -> bool:
+        return self.source != self.original
+
+    @property
+    def text(self) -> str:
+        return decode(self.source)
+
+
+def note_for(left: Leftover) -> str:
+    reason = " ".join((left.reason or "not converted automatically").split()).replace(MARKER, "msmap:")
+    return f"{reason} (see: msmap lookup {left.torch_name})"
+
+
+def convert_source(engine: Any, source: Union[str, bytes]) -> ConvertResult:
+    document = Document(source)
+    fixed: FixAllResult = engine.fix_all(document)
+    result = ConvertResult(fixed.source, document.source, fixed.found, fixed.left, fixed.applied, fixed.error)
+    for left in fixed.left:
+        left.line = fixed.source.count(b"\n", 0, left.offset) + 1
+    if fixed.error is not None or not fixed.left:
+        return result
+    annotated = annotate(fixed.source, fixed.left)
+    if annotated is not None and parses(annotated) is None:
+        result.source = annotated
+    return result
+
+
+def annotate(source: bytes, left: list[Leftover]) -> Optional[bytes]:
+    """Add ``# msmap:`` notes for ``left``; None when nothing was added."""
+    document = Document(source)
+    root = document.tree.root_node
+    notes: dict[int, list[str]] = {}  # offset where the note goes -> notes
+    for item in left:
+        spot = _note_offset(root, source, item.offset)
+        if spot is None:
+            continue
+        text = note_for(item)
+        bucket = notes.setdefault(spot, [])
+        if text not in bucket:
+            bucket.append(text)
+    edits = [TextEdit(spot, spot, f"  {MARKER} " + "; ".join(texts)) for spot, texts in notes.items()]
+    return apply_edits(source, edits) if edits else None
+
+
+def _line_end(source: bytes, offset: int) -> int:
+    end = source.find(b"\n", offset)
+    end = len(source) if end < 0 else end
+    if end > 0 and source[end - 1 : end] == b"\r":
+        end -= 1
+    return end
+
+
+def _note_offset(root: Any, source: bytes, offset: int) -> Optional[int]:
+    """Where a note for a use at ``offset`` goes, or None (already noted, or no safe place)."""
+    for _ in range(8):
+        end = _line_end(source, offset)
+        start = source.rfind(b"\n", 0, offset) + 1
+        if MARKER.encode() in source[start:end]:
+            return None
+        if _safe_line_end(root, source, end):
+            return end
+        statement = _statement_of(root.descendant_for_byte_range(offset, offset))
+        if statement is None or statement.end_byte <= end:
+            return None
+        offset = statement.end_byte
+    return None
+
+
+def _safe_line_end(root: Any, source: bytes, end: int) -> bool:
+    if source[:end].rstrip(b" \t").endswith(b"\\"):
+        return False
+    node = root.descendant_for_byte_range(max(end - 1, 0), end)
+    while node is not None:
+        if node.type in _STRINGY and node.end_byte > end:
+            return False
+        if node.type == "comment":
+            return True
+        node = node.parent
+    return True
+
+
+def _statement_of(node: Any) -> Optional[Any]:
+    while node is not None:
+        if node.type.endswith("_statement") or node.type in ("decorated_definition", "function_definition",
+                                                              "class_definition"):
+            return node
+        node = node.parent
+    return None

@@ -1,0 +1,373 @@
+"""The engine: analyze a document into ``Use``s, and build ``Fix``es from them.
+
+    engine = Engine(KB.open(), EngineSettings(family="mint"))
+    analysis = engine.analyze(document)        # cached per document revision
+    analysis.use_at(offset) / analysis.uses     # hover, diagnostics
+    engine.fixes(document, use)                 # quick-fixes (import edit included)
+    engine.fix_all(document)                    # see fixall.py
+
+Analysis is cheap enough to redo on every edit: parsing is incremental
+(``Document``), and the resolver only looks at places where torch names occur.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, Optional, Union
+
+from kb.analysis.arguments import Blocked
+from kb.analysis.catalog import Catalog, KnowledgeBase
+from kb.analysis.document import Document
+from kb.analysis.guesses import tensor_method_sites
+from kb.analysis.imports import ImportTable, is_torch_path
+from kb.analysis.incremental import environment, reanalyze
+from kb.analysis.resolver import Resolver, Site
+from kb.analysis.rewrite import behaviour_note, method_renames, plan
+from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
+from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
+from kb.analysis.uses import Fix, Use, categorize, first_sentence
+from kb.analysis.words import find_words
+
+ALIASES = ("ms", "mindspore", "ms_", "mindspore_")
+
+
+class Analysis:
+    """Uses of one document revision, sorted by position, plus what fixes need."""
+
+    def __init__(self, document: Document, uses: list[Use], alias: str, alias_edit: Optional[TextEdit],
+                 ref_counts: dict[str, int], imports: Optional[ImportTable] = None, environment: Any = None,
+                 has_torch_imports: bool = False, ordered: bool = False,
+                 spans: Optional[list[tuple[int, int]]] = None) -> None:
+        self.document = document
+        self.source = document.source  # the text analysed (the document may change later)
+        self.tree = document.tree
+        self.revision = document.revision
+        self.version = document.version  # the LSP version of the analysed text
+        self.uses = uses if ordered else sorted(uses, key=lambda u: (u.start, u.end))
+        self.alias = alias
+        self.alias_edit = alias_edit
+        self.ref_counts = ref_counts
+        self.imports = imports  # None after an incremental re-analysis
+        self._environment = environment  # what incremental.reanalyze reuses (built on first need)
+        self.has_torch_imports = has_torch_imports
+        self.error: Optional[str] = None  # set when analysis failed (an engine bug): no uses then
+        self._starts = [u.start for u in self.uses]
+        self._widest: Optional[int] = None
+        self._spans: Optional[list[tuple[int, int]]] = spans
+
+    @property
+    def environment(self) -> Any:
+        if isinstance(self._environment, tuple):  # (resolver, skip) from a full analysis
+            self._environment = environment(*self._environment)
+        return self._environment
+
+    @property
+    def longest(self) -> int:
+        """The longest span (see ``spans``)."""
+        if getattr(self, "_longest", None) is None:
+            self._longest = max((b - a for a, b in self.spans()), default=0)
+        return self._longest
+
+    def spans(self) -> list[tuple[int, int]]:
+        """Per use, the bytes it covers together with its call."""
+        if self._spans is None:
+            self._spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span
+                           else (u.start, u.end) for u in self.uses]
+        return self._spans
+
+    @property
+    def lines(self) -> LineIndex:
+        """Line index of the analysed text (not of the document, which may have moved on)."""
+        if getattr(self, "_lines", None) is None:
+            self._lines = self.document.lines if self.document.source is self.source else LineIndex(self.source)
+        return self._lines
+
+    def offset(self, line: int, character: int) -> int:
+        """Byte offset of an LSP position (UTF-16 character) in the analysed text."""
+        return self.lines.offset(line, character)
+
+    def use_at_position(self, line: int, character: int) -> Optional[Use]:
+        return self.use_at(self.offset(line, character))
+
+    def use_at(self, offset: int) -> Optional[Use]:
+        """The innermost use whose range holds ``offset`` (hover)."""
+        if self._widest is None:
+            self._widest = max((u.end - u.start for u in self.uses), default=0)
+        best = None
+        index = bisect_right(self._starts, offset) - 1
+        while index >= 0 and self._starts[index] >= offset - self._widest:
+            use = self.uses[index]
+            if use.start <= offset <= use.end and (best is None or use.end - use.start < best.end - best.start):
+                best = use
+            index -= 1
+        return best
+
+    def uses_between(self, start: int, end: int) -> list[Use]:
+        """Uses touching ``start..end`` (code actions for a selection)."""
+        return [u for u in self.uses[: bisect_right(self._starts, end)] if u.end >= start]
+
+    def fix(self, use: Use) -> Optional[Fix]:
+        if not use.edits:
+            return None
+        uses = [u for u in self.uses if use.group is not None and u.group == use.group] or [use]
+        edits = list(use.edits)
+        if self.alias_edit is not None and any(e.new_text.startswith(self.alias + ".") or
+                                               e.new_text == self.alias for e in edits):
+            edits.append(self.alias_edit)
+        lines = self.lines
+        return Fix(use.title, [lines.edit(e) for e in edits], uses, safe=not use.guess,
+                   changes_behaviour=use.behaviour is not None)
+
+    def fixes(self) -> list[Fix]:
+        """One fix per distinct edit set (a class migration is one fix for all its uses)."""
+        found, seen = [], set()
+        for use in self.uses:
+            fix = self.fix(use)
+            if fix is not None and fix.key not in seen:
+                seen.add(fix.key)
+                found.append(fix)
+        return found
+
+
+class Engine:
+    def __init__(self, kb: Union[KnowledgeBase, Catalog], settings: Optional[EngineSettings] = None) -> None:
+        self.catalog = kb if isinstance(kb, Catalog) else Catalog(kb)
+        self._settings = settings or EngineSettings()
+        # Planned rewrites by content (the call's text, relative offsets): an unchanged
+        # call is not planned again after an edit elsewhere in the file.
+        self._plans: dict[tuple, tuple] = {}
+        self._choices: dict[str, Any] = {}  # torch name -> (target choice, relevant caveats)
+        self._settings_key = (self._settings.family, self._settings.ms_version, self._settings.device)
+
+    @property
+    def settings(self) -> EngineSettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: EngineSettings) -> None:
+        """New settings (the language server's didChangeConfiguration): caches start over."""
+        self._settings = value
+        self._settings_key = (value.family, value.ms_version, value.device)
+        self._plans.clear()
+        self._choices.clear()
+
+    def analyze(self, document: Union[Document, str, bytes]) -> Analysis:
+        """The document's uses; after a small edit only the edited statement is redone."""
+        if not isinstance(document, Document):
+            document = Document(document)
+        key = ("analysis", id(self), self.settings)
+        previous = document.cache.get(key)
+        if previous is not None and previous.revision == document.revision:
+            return previous
+        found = None
+        try:
+            if previous is not None:
+                found = reanalyze(self, document, previous)
+            if found is None:
+                found = self._analyze(document)
+        except Exception as exc:  # never fail an editor or a scan: report nothing, say why
+            found = Analysis(document, [], "ms", None, {})
+            found.error = f"{type(exc).__name__}: {exc}"
+        document.cache[key] = found
+        return found
+
+    def fixes(self, document: Union[Document, str, bytes], use: Use) -> list[Fix]:
+        fix = self.analyze(document).fix(use)
+        return [fix] if fix is not None else []
+
+    def fix_all(self, document: Union[Document, str, bytes]) -> Any:
+        """Every safe fix at once: a ``fixall.FixAllResult`` (``.edit()`` is one LSP edit)."""
+        from kb.analysis.fixall import fix_all
+
+        return fix_all(self, document)
+
+    # -- internals -------------------------------------------------------------------
+    def _analyze(self, document: Document) -> Analysis:
+        source = document.source
+        if b"torch" not in source:
+            return Analysis(document, [], "ms", None, {})
+        root = document.tree.root_node
+        resolver = Resolver(root, source, self.catalog)
+        sites = resolver.run()
+        skip = {n.bound for _, n in resolver.imports.names}
+        skip |= {b.name for bs in resolver.bindings.table.values() for b in bs if b.kind in ("typed", "class")}
+        if self.settings.tensor_method_guesses and resolver.has_torch_imports:
+            taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
+            sites += tensor_method_sites(root, source, self.catalog, skip, taken)
+        alias, alias_edit = choose_alias(root, source, resolver.imports)
+        choices = {id(s): self.choose(s) for s in sites}
+        base_apis = {s.local_class.key: choices[id(s)].api for s in sites
+                     if s.kind == "class_base" and s.local_class is not None and choices[id(s)] is not None
+                     and choices[id(s)].api}
+        for site in sites:  # methods of a migrated class map to methods of its new base
+            if site.kind == "method_def" and site.local_class is not None and site.local_class.key in base_apis:
+                own = member_target(site.record, base_apis[site.local_class.key], self.settings)
+                if own is not None:
+                    choices[id(site)] = own
+        renames: dict[int, list[TextEdit]] = {}
+        for site in sites:
+            if site.kind == "method_def" and site.local_class is not None:
+                edit = method_renames(site, choices[id(site)])
+                if edit is not None:
+                    renames.setdefault(site.local_class.key, []).append(edit)
+        direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
+        uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases) for site in sites]
+        class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
+        bases = {u.group: u for u in uses if u.kind == "class_base"}
+        for use in uses:  # a method of a migrated class is fixed by its class's migration
+            if use.kind != "method_def" or use.group not in direct_bases:
+                continue
+            base = class_uses.get(use.group)
+            if base is not None:
+                use.title, use.edits, use.behaviour = base.title, base.edits, base.behaviour
+            else:
+                use.edits = []
+                why = bases[use.group].reason if use.group in bases else ""
+                use.reason = use.reason or f"its class is not migrated automatically ({why})"
+            use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
+        return self._result(document, uses, alias, alias_edit, resolver.ref_counts, resolver.imports,
+                            (resolver, skip), resolver.has_torch_imports)
+
+    def _result(self, *args: Any) -> Analysis:
+        return Analysis(*args)
+
+    def choose(self, site: Site) -> Any:
+        return self._verdict(site.record)[0]
+
+    def _verdict(self, record: dict) -> tuple:
+        """(target choice, relevant caveats) of a record, once per record and settings."""
+        key = (record.get("torch"), self._settings_key)
+        found = self._choices.get(key)
+        if found is None or found[2] is not record:
+            choice = choose_target(record, self.settings)
+            found = (choice, relevant_caveats(record, choice, self.settings), record)
+            self._choices[key] = found
+        return found
+
+    def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
+             direct_bases: set[int]) -> Use:
+        if site.node is not None:
+            span = _range(source, site.node.start_byte, site.node.end_byte, site.node.start_point,
+                          site.node.end_point)
+        else:
+            span = _range(source, site.start, site.end)
+        verdict = self._verdict(site.record)
+        caveats = verdict[1] if choice is verdict[0] else relevant_caveats(site.record, choice, self.settings)
+        group = site.local_class.key if site.local_class is not None else None
+        use = Use(str(site.record.get("torch") or site.torch_name), site.kind, span, site.record, choice, "none",
+                  guess=site.guess, member=site.member is not None, caveats=caveats, group=group)
+        if site.call is not None:
+            use.call_span = (site.call.start_byte, site.call.end_byte)
+        if choice is None:
+            use.reason = f"no MindSpore {self.settings.ms_version} target in the KB"
+        elif choice.relation == "no_equivalent" or not choice.api:
+            advice = site.record.get("advice") or choice.target.get("note")
+            use.reason = "no MindSpore equivalent" + (f": {first_sentence(advice)}" if advice else "")
+        elif site.kind == "import":
+            use.reason = ""
+        elif site.kind == "method_def" and group in direct_bases:
+            pass  # its fix is the class migration's (filled in by ``_analyze``)
+        else:
+            use.title, use.edits, use.behaviour, use.reason = self._plan(site, choice, caveats, source, alias,
+                                                                         renames.get(group, []) if group else [])
+        if site.kind == "import":
+            use.category = categorize(False, choice, choice is not None and bool(choice.api), None)
+            if choice is not None and choice.api:
+                use.behaviour = behaviour_note(choice, caveats)
+                use.category = categorize(False, choice, True, use.behaviour)
+        else:
+            use.category = categorize(site.guess, choice, bool(use.edits), use.behaviour)
+        if use.category == "guess":
+            use.reason = "possibly a torch.Tensor method (the receiver's type is unknown)"
+        return use
+
+    def _plan(self, site: Site, choice: Any, caveats: list, source: bytes, alias: str,
+              renames: list[TextEdit]) -> tuple[str, list[TextEdit], Optional[str], str]:
+        """(title, edits, behaviour, reason) for a site, cached by the text it covers."""
+        anchor = site.call if site.call is not None else site.node
+        key = None
+        if not renames and anchor is not None:
+            member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
+            key = (site.kind, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
+                   site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])
+            cached = self._plans.get(key)
+            if cached is not None:
+                title, edits, behaviour, reason = cached
+                shift = anchor.start_byte
+                return title, [TextEdit(e.start + shift, e.end + shift, e.new_text) for e in edits], behaviour, reason
+        try:
+            rewrite = plan(site, choice, caveats, source, alias, renames)
+            result = (rewrite.title, rewrite.edits, rewrite.behaviour, "")
+        except Blocked as blocked:
+            reason = str(blocked)
+            if "not an automatic rewrite" in reason:
+                reason = manual_reason(choice, caveats)
+            result = ("", [], None, reason)
+        if key is not None:
+            if len(self._plans) > 50_000:
+                self._plans.clear()
+            shift = anchor.start_byte
+            self._plans[key] = (result[0], [TextEdit(e.start - shift, e.end - shift, e.new_text) for e in result[1]],
+                                result[2], result[3])
+        return result
+
+
+def manual_reason(choice: Any, caveats: list) -> str:
+    """Why a use needs a human, in one line: the target's note, else its gravest caveat."""
+    detail = first_sentence(choice.target.get("note"))
+    if not detail:
+        serious = [c for c in caveats if c.get("severity") in ("error", "warning")]
+        detail = first_sentence(serious[0].get("title")) if serious else "not rewritten automatically"
+    return f"{choice.relation.replace('_', ' ')}: {detail}"
+
+
+def _range(source: bytes, start: int, end: int, start_point: Any = None, end_point: Any = None) -> Range:
+    return Range(_position(source, start, start_point), _position(source, end, end_point))
+
+
+def _position(source: bytes, offset: int, point: Any = None) -> Position:
+    if point is not None:
+        line, column = point[0], point[1]
+    else:
+        line = source.count(b"\n", 0, offset)
+        column = offset - (source.rfind(b"\n", 0, offset) + 1)
+    return Position(line, utf16_len(source[offset - column : offset]), offset)
+
+
+def _name_in_use(root: Any, source: bytes, name: str) -> bool:
+    word = name.encode()
+    for at in find_words(source, word):
+        node = root.named_descendant_for_byte_range(at, at + len(word))
+        if node is not None and node.type == "identifier" and node.start_byte == at:
+            return True
+    return False
+
+
+def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, Optional[TextEdit]]:
+    """The name MindSpore is reached by, and the edit importing it when it is not yet."""
+    existing = imports.mindspore_alias()
+    if existing:
+        return existing, None
+    alias = next((a for a in ALIASES if not _name_in_use(root, source, a)), "mindspore_ms")
+    text = "import mindspore\n" if alias == "mindspore" else f"import mindspore as {alias}\n"
+    return alias, TextEdit(_import_offset(root, source, imports), _import_offset(root, source, imports), text)
+
+
+def _import_offset(root: Any, source: bytes, imports: ImportTable) -> int:
+    """Start of the line of the first module-level torch import; else after docstring and __future__."""
+    fallback, first_statement = None, True
+    for child in root.named_children:
+        if child.type in ("comment",):
+            continue
+        is_first, first_statement = first_statement, False
+        if child.type in ("import_statement", "import_from_statement") and child.start_byte in imports.statements:
+            if any(is_torch_path(n.target) for n in imports.by_statement.get(child.start_byte, ())):
+                return source.rfind(b"\n", 0, child.start_byte) + 1
+        if fallback is None:
+            first = child.named_children[0] if child.named_children else None
+            docstring = is_first and child.type == "expression_statement" and first is not None \
+                and first.type == "string"
+            if not docstring and child.type != "future_import_statement":
+                fallback = source.rfind(b"\n", 0, child.start_byte) + 1
+    if fallback is not None:
+        return fallback
+    return len(source) if source.endswith(b"\n") else 0

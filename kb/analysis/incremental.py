@@ -1,0 +1,242 @@
+"""Re-analysis after a small edit: redo one statement, shift the rest.
+
+An edit is *local* when the text it removes and the text it inserts hold none
+of the names the resolver followed (``torch``, ``nn``, ``self``, ``opt`` ...),
+no ``import``/``def``/``class``/``lambda``/``global`` keyword and no
+``mindspore``, and it does not re-indent existing code (no edit in a line's
+indentation, no line break followed by code on the same line): then no binding
+or scope changed, and every use outside the edited statement is the same use,
+moved by the edit's length (and line count).  The edited
+statement (widened to any call that crosses it, and to whatever tree-sitter says
+changed) is scanned again and resolved against the bindings of the last full
+analysis, whose offsets are reached through the list of edits made since.
+Whenever any of this does not hold, the caller falls back to a full analysis.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kb.analysis.document import Document, common_prefix, common_suffix
+from kb.analysis.guesses import tensor_method_sites
+from kb.analysis.resolver import Rediscovery, Resolver
+from kb.analysis.text import Position, Range, TextEdit, utf16_len
+
+_STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async)\b|torch|mindspore")
+_WORD = re.compile(rb"\w")
+MAX_EDITS = 200  # after this many incremental steps, a full analysis starts a fresh base
+SIMPLE_STATEMENTS = frozenset({
+    "expression_statement", "return_statement", "delete_statement", "raise_statement", "assert_statement",
+    "pass_statement", "break_statement", "continue_statement", "print_statement", "exec_statement",
+    "type_alias_statement",
+})
+
+
+@dataclass
+class Environment:
+    """What a re-analysis reuses from the last full analysis."""
+
+    resolver: Resolver  # bindings and scopes, in the offsets of the full analysis
+    pattern: re.Pattern  # the names the resolver followed
+    skip: set[str]  # receivers never taken for tensors
+    refs: list[int]  # sorted offsets of references (current offsets)
+    ref_names: list[str]  # their names, same order
+    non_refs: list[int]  # sorted offsets of binding occurrences (current offsets)
+    edits: list[tuple[int, int, int]] = field(default_factory=list)  # (start, new end, delta) since the base
+    counted: frozenset = frozenset()  # names whose references are counted (bound by torch imports)
+
+
+def to_base(edits: list[tuple[int, int, int]], offset: int) -> int:
+    """An offset of the current text, in the text the base analysis saw."""
+    for start, new_end, delta in reversed(edits):
+        if offset >= new_end:
+            offset -= delta
+        elif offset > start:
+            offset = start
+    return offset
+
+
+def environment(resolver: Resolver, skip: set[str]) -> Environment:
+    names = sorted(resolver.names, key=len, reverse=True) or ["torch"]
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    refs = sorted(resolver.refs)
+    counted = frozenset(n.bound for _, n in resolver.imports.names if n.target and
+                        (n.target == "torch" or n.target.startswith("torch.")))
+    return Environment(resolver, pattern, skip, refs, [resolver.refs[r].name for r in refs],
+                       sorted(resolver.non_refs), counted=counted)
+
+
+def _word_bounds(source: bytes, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and _WORD.match(source, start - 1):
+        start -= 1
+    while end < len(source) and _WORD.match(source, end):
+        end += 1
+    return start, end
+
+
+def _statement_span(root: Any, source: bytes, start: int, end: int) -> tuple[int, int]:
+    node = root.descendant_for_byte_range(start, max(start, end - 1) if end > start else start)
+    while node is not None and node.type not in SIMPLE_STATEMENTS and node.type not in ("block", "module"):
+        node = node.parent
+    if node is not None and node.type in SIMPLE_STATEMENTS:
+        return min(start, node.start_byte), max(end, node.end_byte)
+    line_start = source.rfind(b"\n", 0, start) + 1
+    line_end = source.find(b"\n", end)
+    return line_start, len(source) if line_end < 0 else line_end
+
+
+def _shift_use(use: Any, at: int, delta: int, source: bytes, edit_line: int, lines: int) -> Any:
+    """``use`` moved by ``delta`` bytes and ``lines`` lines (it lies after the edit at ``at``,
+    which ended on old line ``edit_line``); the original is untouched."""
+    moved = object.__new__(use.__class__)
+    moved.__dict__.update(use.__dict__)
+    start, end = use.range.start, use.range.end
+    if start.line != edit_line and end.line != edit_line:
+        moved.range = Range(Position(start.line + lines, start.character, start.offset + delta),
+                            Position(end.line + lines, end.character, end.offset + delta))
+    else:
+        def position(p: Position) -> Position:
+            offset = p.offset + delta
+            line_start = source.rfind(b"\n", 0, offset) + 1
+            return Position(p.line + lines, utf16_len(source[line_start:offset]), offset)
+
+        moved.range = Range(position(start), position(end))
+    if use.edits:
+        moved.edits = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e
+                       for e in use.edits]
+    if use.call_span is not None:
+        moved.call_span = (use.call_span[0] + delta, use.call_span[1] + delta)
+    return moved
+
+
+def _broken(root: Any, start: int, end: int) -> bool:
+    """True when the syntax around ``start..end`` has an error (or a missing token)."""
+    node = root.descendant_for_byte_range(start, max(start, end - 1))
+    while node is not None and (node.start_byte > start or node.end_byte < end):
+        node = node.parent
+    node = node or root
+    while node is not None and node.type not in SIMPLE_STATEMENTS and node.parent is not None and \
+            node.parent.type not in ("block", "module"):
+        node = node.parent
+    return node is None or node.has_error or node.is_missing
+
+
+def _shift_edits(use: Any, at: int, delta: int) -> Any:
+    """``use`` (before the edit) whose fix reaches past it (a class migration's renames)."""
+    moved = object.__new__(use.__class__)
+    moved.__dict__.update(use.__dict__)
+    moved.edits = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e for e in use.edits]
+    return moved
+
+
+def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
+    """A new ``Analysis`` built from ``previous``, or None when a full analysis is needed."""
+    env: Optional[Environment] = previous.environment
+    dirty = document.dirty_since(previous.revision)
+    if env is None or dirty is None or len(env.edits) >= MAX_EDITS:
+        return None
+    old, new = previous.source, document.source
+    start = common_prefix(old, new)
+    tail = common_suffix(old, new, min(len(old), len(new)) - start)
+    old_end, new_end = len(old) - tail, len(new) - tail
+    delta = new_end - old_end
+    if b"torch" not in new:
+        return None
+    for text, (a, b) in ((old, _word_bounds(old, start, old_end)), (new, _word_bounds(new, start, new_end))):
+        piece = text[a:b]
+        if _STRUCTURAL.search(piece) or env.pattern.search(piece):
+            return None
+    line_start = new.rfind(b"\n", 0, start) + 1
+    line_end = new.find(b"\n", new_end)
+    rest = new[new_end : len(new) if line_end < 0 else line_end].strip()
+    lines = new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end)
+    if rest and (not new[line_start:start].strip() or b"\n" in old[start:old_end] or b"\n" in new[start:new_end]):
+        return None  # existing code would move to another indentation
+    root = document.tree.root_node
+    lo = min([start] + [a for a, _ in dirty])
+    hi = max([new_end] + [b for _, b in dirty])
+    lo, hi = _statement_span(root, new, lo, hi)
+
+    def to_old(offset: int) -> int:
+        return offset if offset <= start else max(start, offset - delta) if offset >= new_end else start
+
+    spans = previous.spans()
+    widened = True
+    while widened:  # widen the window over every use that crosses it
+        widened = False
+        old_lo, old_hi = to_old(lo), to_old(hi)
+        # spans are sorted by start; a use crossing the window starts before its end
+        first = bisect_left(previous._starts, old_lo - previous.longest)
+        last = bisect_right(previous._starts, old_hi)
+        for index in range(first, last):
+            a, b = spans[index]
+            if b < old_lo or a > old_hi:
+                continue
+            if previous.uses[index].kind in ("import", "class_base", "method_def"):
+                return None
+            new_a, new_b = (a if a <= start else a + delta), (b if b < start else b + delta)
+            if new_a < lo or new_b > hi:
+                lo, hi = min(lo, new_a), max(hi, new_b)
+                widened = True
+    old_lo, old_hi = to_old(lo), to_old(hi)
+    if _broken(root, lo, hi) or _broken(previous.tree.root_node, old_lo, old_hi):
+        return None  # error recovery may have regrouped code around the window
+    cut_lo = bisect_left(previous._starts, old_lo - previous.longest)
+    cut_hi = bisect_right(previous._starts, old_hi)
+    before = previous.uses[:cut_lo] + [u for u, (a, b) in zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi])
+                                       if b < old_lo]
+    before_spans = spans[:cut_lo] + [(a, b) for a, b in spans[cut_lo:cut_hi] if b < old_lo]
+    after, after_spans = previous.uses[cut_hi:], spans[cut_hi:]
+    if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
+        return None
+    env.resolver.frozen = True
+    base_edits = env.edits + [(start, new_end, delta)]
+    sites = []
+    try:
+        new_refs: list[tuple[int, str]] = []
+        for match in env.pattern.finditer(new, lo, hi):
+            ref = Resolver.reference_at(root, new, match.start(), match.end())
+            if ref is None:
+                continue
+            new_refs.append((match.start(), ref.name))
+            site = env.resolver._resolve(ref, to_base(base_edits, match.start()))
+            if site is not None:
+                sites.append(site)
+    except Rediscovery:
+        return None
+    finally:
+        env.resolver.frozen = False
+    if engine.settings.tensor_method_guesses and previous.has_torch_imports:
+        taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
+        sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
+    edit_line = old.count(b"\n", 0, old_end)
+    window = sorted((engine._use(site, engine.choose(site), new, previous.alias, {}, set()) for site in sites),
+                    key=lambda u: (u.start, u.end))
+    if delta or lines:
+        after = [_shift_use(u, start, delta, new, edit_line, lines) for u in after]
+        before = [_shift_edits(u, start, delta) if u.edits and u.edits[-1].end > start else u for u in before]
+        after_spans = [(a + delta, b + delta) for a, b in after_spans]
+    uses = before + window + after
+    window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
+                    for u in window]
+    # references: drop the window's old ones, shift the rest, add the new ones
+    first, last = bisect_left(env.refs, old_lo), bisect_right(env.refs, old_hi)
+    refs = env.refs[:first] + [o + delta for o in env.refs[last:]]
+    names = env.ref_names[:first] + env.ref_names[last:]
+    for offset, name in new_refs:
+        index = bisect_left(refs, offset)
+        refs.insert(index, offset)
+        names.insert(index, name)
+    counts: dict[str, int] = {}
+    for name in names:
+        if name in previous.ref_counts or name in env.counted:
+            counts[name] = counts.get(name, 0) + 1
+    non_refs = [o if o < start else o + delta for o in env.non_refs]
+    alias_edit = previous.alias_edit
+    if alias_edit is not None and alias_edit.start >= start:
+        alias_edit = TextEdit(alias_edit.start + delta, alias_edit.end + delta, alias_edit.new_text)
+    following = Environment(env.resolver, env.pattern, env.skip, refs, names, non_refs, base_edits, env.counted)
+    return engine._result(document, uses, previous.alias, alias_edit, counts, None, following,
+                          previous.has_torch_imports, True, before_spans + window_spans + after_spans)

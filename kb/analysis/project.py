@@ -1,0 +1,236 @@
+"""Files of a project: which to look at, how to read them, and scanning them in parallel.
+
+Directory walks skip hidden directories, virtual environments (``venv``,
+``.venv``, any directory holding ``pyvenv.cfg``), ``__pycache__`` and
+``site-packages``, plus ``--exclude`` globs.  Directory symlinks are not
+followed, so a symlink loop cannot trap the walk; a file that cannot be read
+(dangling link, link loop, permission, a directory named ``x.py``, binary,
+not UTF-8) becomes a per-file error and the scan goes on.
+
+Scans run in a process pool: each worker opens the knowledge base once (its
+initializer) and gets files in chunks.  A file without the word ``torch`` is
+never parsed.
+"""
+from __future__ import annotations
+
+import fnmatch
+import multiprocessing
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
+
+from kb.analysis.settings import EngineSettings
+
+SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_modules"})
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class FileReport:
+    path: str
+    uses: list[dict[str, Any]] = field(default_factory=list)
+    error: Optional[str] = None
+    lines: int = 0
+
+
+def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
+    if not patterns:
+        return False
+    try:
+        relative = path.relative_to(root).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(path.as_posix(), p)
+               for p in patterns)
+
+
+def python_files(paths: Iterable[Union[str, Path]], exclude: Iterable[str] = ()) -> Iterator[Path]:
+    """Python files under ``paths`` in a stable order (files given by name are always kept)."""
+    patterns = list(exclude)
+    for given in paths:
+        given = Path(given)
+        if given.is_dir():
+            yield from _walk(given, patterns)
+        else:
+            yield given
+
+
+def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=None):
+        here = Path(folder)
+        # A directory named like a module (x.py) is reported as a file that cannot be read.
+        files = files + [d for d in dirs if d.endswith(".py")]
+        dirs[:] = sorted(
+            d for d in dirs
+            if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".py")
+            and not (here / d / "pyvenv.cfg").exists()
+            and not excluded(here / d, root, patterns)
+        )
+        for name in sorted(files):
+            if name.endswith(".py") and not excluded(here / name, root, patterns):
+                yield here / name
+
+
+def read_source(path: Union[str, Path]) -> tuple[Optional[bytes], Optional[str]]:
+    """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except IsADirectoryError:
+        return None, "is a directory"
+    except FileNotFoundError:
+        return None, "cannot read: no such file (dangling symlink?)"
+    except PermissionError:
+        return None, "cannot read: permission denied"
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if b"\x00" in data:
+        return None, "binary file (contains NUL bytes)"
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    return data, None
+
+
+def use_row(use: Any) -> dict[str, Any]:
+    """A use as plain data for reports (1-based lines and UTF-16 columns)."""
+    return {
+        "torch": use.torch_name, "kind": use.kind, "category": use.category, "guess": use.guess,
+        "line": use.range.start.line + 1, "column": use.range.start.character + 1,
+        "end_line": use.range.end.line + 1, "end_column": use.range.end.character + 1,
+        "target": use.api, "relation": use.relation, "reason": use.reason, "fix": use.title or None,
+    }
+
+
+# -- workers -------------------------------------------------------------------------
+_ENGINE: Any = None
+
+
+def open_kb(spec: Any) -> Any:
+    """A knowledge base from a spec: a DB path (opened here) or a ready object."""
+    if isinstance(spec, (str, Path)):
+        from kb.query import KB
+
+        return KB(Path(spec))
+    return spec
+
+
+def _init_worker(spec: Any, settings: EngineSettings) -> None:
+    global _ENGINE
+    from kb.analysis.engine import Engine
+
+    _ENGINE = Engine(open_kb(spec), settings)
+
+
+def scan_file(engine: Any, path: Union[str, Path]) -> FileReport:
+    report = FileReport(str(path))
+    data, error = read_source(path)
+    if data is None:
+        report.error = error
+        return report
+    report.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    if b"torch" not in data:
+        return report
+    try:
+        report.uses = [use_row(u) for u in engine.analyze(data).uses if u.counts]
+    except Exception as exc:  # never lose the whole scan to one file
+        report.error = f"internal error while analysing: {type(exc).__name__}: {exc}"
+    return report
+
+
+def _scan_one(path: str) -> FileReport:
+    return scan_file(_ENGINE, path)
+
+
+def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None,
+               progress: Optional[Callable[[int, int], None]] = None) -> list[FileReport]:
+    """Scan ``files`` (in parallel when worth it); results keep the input order."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    names = [str(f) for f in files]
+    results: list[FileReport] = []
+    if jobs == 1 or len(names) < 4 * jobs:
+        _init_worker(spec, settings)
+        for index, name in enumerate(names):
+            results.append(_scan_one(name))
+            if progress:
+                progress(index + 1, len(names))
+        return results
+    chunk = max(1, min(64, len(names) // (jobs * 8)))
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings)) as pool:
+        for index, report in enumerate(pool.imap(_scan_one, names, chunksize=chunk)):
+            results.append(report)
+            if progress:
+                progress(index + 1, len(names))
+    return results
+
+
+# -- conversion ------------------------------------------------------------------------
+@dataclass
+class FileConversion:
+    path: str
+    original: Optional[bytes] = None
+    converted: Optional[bytes] = None  # None when the file was left as it is
+    found: int = 0
+    left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
+    error: Optional[str] = None
+    bom: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.converted is not None and self.converted != self.original
+
+
+def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
+    from kb.analysis.convert import convert_source
+
+    result = FileConversion(str(path))
+    try:
+        with open(path, "rb") as handle:
+            result.bom = handle.read(3) == BOM
+    except OSError:
+        pass
+    data, error = read_source(path)
+    if data is None:
+        result.error = error
+        return result
+    result.original = data
+    if b"torch" not in data:
+        return result
+    try:
+        converted = convert_source(engine, data)
+    except Exception as exc:  # never lose the whole run to one file
+        result.error = f"internal error while converting: {type(exc).__name__}: {exc}"
+        return result
+    if converted.error:
+        result.error = converted.error
+        return result
+    result.converted = converted.source
+    result.found = converted.found
+    result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
+    return result
+
+
+def _convert_one(path: str) -> FileConversion:
+    return convert_file(_ENGINE, path)
+
+
+def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None
+                  ) -> Iterator[FileConversion]:
+    """Convert ``files`` (in parallel when worth it), yielding results in input order."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    names = [str(f) for f in files]
+    if jobs == 1 or len(names) < 4 * jobs:
+        _init_worker(spec, settings)
+        for name in names:
+            yield _convert_one(name)
+        return
+    chunk = max(1, min(16, len(names) // (jobs * 8)))
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings)) as pool:
+        yield from pool.imap(_convert_one, names, chunksize=chunk)

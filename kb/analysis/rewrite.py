@@ -1,0 +1,141 @@
+"""Plan the rewrite of one torch use into text edits.
+
+Every rule is read from the KB record: the target API names the new callee
+(spelled through the file's MindSpore alias: ``ms.nn.Dense``), its ``params``
+drive the arguments (``arguments.py``), a method reached through an object is
+renamed in place (``self.parameters()`` -> ``self.trainable_params()``), and a
+class deriving from a torch class gets its base replaced and its overridden
+methods renamed in one fix (``forward`` -> ``construct``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kb.analysis.arguments import Blocked, plan_arguments
+from kb.analysis.resolver import Site
+from kb.analysis.settings import TargetChoice, severity_rank
+from kb.analysis.text import TextEdit
+
+AUTO_RELATIONS = frozenset({
+    "consistent", "renamed", "param_names_differ", "defaults_differ", "torch_more_params",
+    "param_semantics_differ",
+})
+BEHAVIOUR_RELATIONS = {
+    "param_semantics_differ": "a parameter's meaning differs",
+    "defaults_differ": "defaults differ",
+}
+MINDSPORE = "mindspore"
+
+
+@dataclass
+class Rewrite:
+    title: str
+    edits: list[TextEdit] = field(default_factory=list)
+    behaviour: Optional[str] = None  # why the result may behave differently, if it may
+
+
+def spelled(api: str, alias: str) -> str:
+    """``mindspore.nn.Dense`` written through the file's alias: ``ms.nn.Dense``."""
+    if api == MINDSPORE:
+        return alias
+    if not api.startswith(MINDSPORE + "."):
+        raise Blocked(f"target {api!r} is not a mindspore name")
+    return alias + api[len(MINDSPORE):]
+
+
+def leaf(api: str) -> str:
+    return api.rsplit(".", 1)[-1]
+
+
+def is_auto(choice: TargetChoice) -> bool:
+    auto = choice.target.get("auto")
+    if auto is not None:
+        return bool(auto) and choice.relation in AUTO_RELATIONS
+    return choice.relation in AUTO_RELATIONS
+
+
+def behaviour_note(choice: TargetChoice, caveats: list[dict[str, Any]]) -> Optional[str]:
+    notes = []
+    if choice.relation in BEHAVIOUR_RELATIONS:
+        notes.append(BEHAVIOUR_RELATIONS[choice.relation])
+    notes += [str(c.get("title") or c.get("id")) for c in caveats if severity_rank(c) >= 1]
+    return "; ".join(notes) or None
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _title(action: str, choice: TargetChoice, behaviour: Optional[str]) -> str:
+    if choice.fallback:
+        action += f" ({choice.target.get('family')} API: none in the configured family)"
+    if behaviour:
+        action += f" (changes behaviour: {behaviour})"
+    return action
+
+
+def _params_change(target: dict[str, Any]) -> bool:
+    for rule in target.get("params") or []:
+        kind = rule.get("kind", "same")
+        if kind == "added" and not rule.get("transform"):
+            continue
+        if kind != "same" or (rule.get("ms") and rule.get("ms") != rule.get("torch")):
+            return True
+    return False
+
+
+def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source: bytes, alias: str,
+         renames: Optional[list[TextEdit]] = None) -> Rewrite:
+    """The rewrite of one site; raises ``Blocked`` when it cannot be automatic.
+
+    A base class whose target is a ``context_change`` (``nn.Module`` -> ``Cell``) is
+    the one context change the engine completes itself: the change is renaming
+    the overridden methods, and those renames come from the methods' own records.
+    """
+    class_migration = site.kind == "class_base" and choice.relation == "context_change" and bool(choice.api)
+    if not choice.api or not (is_auto(choice) or class_migration):
+        raise Blocked(f"{choice.relation.replace('_', ' ')}: not an automatic rewrite")
+    api, target = choice.api, choice.target
+    behaviour = behaviour_note(choice, caveats)
+    if site.kind == "method_def":
+        return Rewrite(_title(f"Migrate {site.local_class.name if site.local_class else 'class'} to MindSpore",
+                              choice, behaviour), list(renames or []), behaviour)
+    if site.kind == "class_base":
+        new = spelled(api, alias)
+        edits = [TextEdit(site.node.start_byte, site.node.end_byte, new)] + list(renames or [])
+        name = site.local_class.name if site.local_class else "class"
+        extra = "".join(f", {r.new_text}" for r in renames or [])
+        return Rewrite(_title(f"Derive {name} from {new}" + (f" (rename to {extra[2:]})" if extra else ""),
+                              choice, behaviour), edits, behaviour)
+    if site.kind not in ("call", "attribute"):
+        raise Blocked("imports are rewritten together with their uses")
+    edits: list[TextEdit] = []
+    if site.member is not None:
+        old, new = _text(site.member), leaf(api)
+        if new != old:
+            edits.append(TextEdit(site.member.start_byte, site.member.end_byte, new))
+            action = f"Rename .{old}() to .{new}()" if site.kind == "call" else f"Rename .{old} to .{new}"
+        else:
+            action = f"Update the arguments of .{old}()"
+    else:
+        old, new = _text(site.node), spelled(api, alias)
+        edits.append(TextEdit(site.node.start_byte, site.node.end_byte, new))
+        action = f"Replace {old} with {new}"
+    if site.kind == "call" and site.call is not None:
+        edits += plan_arguments(site.call, site.record, target, source)
+    elif _params_change(target):
+        raise Blocked("referenced without a call, so its parameters cannot be mapped")
+    if not edits:
+        raise Blocked("nothing to change")
+    return Rewrite(_title(action, choice, behaviour), edits, behaviour)
+
+
+def method_renames(site: Site, choice: Optional[TargetChoice]) -> Optional[TextEdit]:
+    """The ``def`` rename a method_def site contributes to its class migration."""
+    if choice is None or not choice.api or not is_auto(choice) or site.node is None:
+        return None
+    new = leaf(choice.api)
+    if new == _text(site.node):
+        return None
+    return TextEdit(site.node.start_byte, site.node.end_byte, new)

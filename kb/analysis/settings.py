@@ -1,0 +1,128 @@
+"""Engine settings and the choice of a MindSpore target for a record.
+
+The settings mirror the language server's ``initializationOptions`` (see
+DESIGN.md): target family, MindSpore version, device and whether tensor-method
+guesses are reported.  ``choose_target`` picks, from a KB record, the target of
+the configured family whose half-open ``ms_versions`` range holds the version;
+only when that family has none does it fall back to the other family, and the
+choice says so (``fallback=True``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal, Optional
+
+Family = Literal["classic", "mint"]
+FAMILIES: tuple[str, ...] = ("classic", "mint")
+DEVICES: tuple[str, ...] = ("CPU", "GPU", "Ascend")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    family: Family = "classic"
+    ms_version: str = "2.10.0"
+    device: str = "Ascend"
+    tensor_method_guesses: bool = True
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}: {self.family!r}")
+        if not re.fullmatch(r"\d+(\.\d+){0,2}", str(self.ms_version)):
+            raise ValueError(f"not a version like '2.10.0': {self.ms_version!r}")
+
+    @property
+    def other_family(self) -> str:
+        return "mint" if self.family == "classic" else "classic"
+
+
+@lru_cache(maxsize=1024)
+def version_key(version: str) -> tuple[int, ...]:
+    """'2.3' -> (2, 3, 0): versions compare numerically, never as text."""
+    parts = [int(p) for p in re.findall(r"\d+", str(version))[:3]]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def in_range(version: str, span: Optional[dict[str, Any]]) -> bool:
+    """True when ``version`` lies in the half-open range ``[since, until)``."""
+    if not span:
+        return True
+    key = version_key(version)
+    since, until = span.get("since"), span.get("until")
+    if since and key < version_key(since):
+        return False
+    if until and key >= version_key(until):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """The target a use converts to; ``fallback`` marks a target of the other family."""
+
+    target: dict[str, Any]
+    fallback: bool = False
+
+    @property
+    def api(self) -> Optional[str]:
+        return self.target.get("api")
+
+    @property
+    def relation(self) -> str:
+        return self.target.get("relation") or "no_equivalent"
+
+
+def choose_target(record: dict[str, Any], settings: EngineSettings) -> Optional[TargetChoice]:
+    """The target for the configured family and version; else the other family's, marked.
+
+    Within a family, a target naming an API is preferred over a ``no_equivalent``
+    entry.  The other family is used only when the configured one has no target
+    for the version at all; the choice then says ``fallback=True``.
+    """
+    targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
+    for family, fallback in ((settings.family, False), (settings.other_family, True)):
+        fitting = [t for t in targets
+                   if t.get("family") == family and in_range(settings.ms_version, t.get("ms_versions"))]
+        if fitting:
+            fitting.sort(key=lambda t: not t.get("api"))
+            return TargetChoice(fitting[0], fallback)
+    return None
+
+
+def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettings) -> Optional[TargetChoice]:
+    """For a method of a class migrated to ``owner_api``: the target that is a method of it.
+
+    ``torch.nn.Module.forward`` maps to ``mindspore.nn.Cell.construct`` whatever the
+    family, because a mint program still subclasses ``mindspore.nn.Cell``.
+    """
+    prefix = owner_api + "."
+    found = [t for t in record.get("targets") or [] if isinstance(t, dict) and str(t.get("api") or "").startswith(prefix)
+             and in_range(settings.ms_version, t.get("ms_versions"))]
+    found.sort(key=lambda t: t.get("family") != settings.family)
+    if not found:
+        return None
+    return TargetChoice(found[0], fallback=found[0].get("family") != settings.family)
+
+
+def relevant_caveats(
+    record: dict[str, Any], choice: Optional[TargetChoice], settings: EngineSettings
+) -> list[dict[str, Any]]:
+    """Caveats of ``record`` that apply to the chosen target at the configured version."""
+    names = {record.get("torch")}
+    if choice is not None and choice.api:
+        names.add(choice.api)
+    found = []
+    for caveat in record.get("caveats") or []:
+        if not isinstance(caveat, dict) or not in_range(settings.ms_version, caveat.get("ms_versions")):
+            continue
+        applies = caveat.get("applies_to") or []
+        if applies and not names.intersection(applies):
+            continue
+        found.append(caveat)
+    return found
+
+
+def severity_rank(caveat: dict[str, Any]) -> int:
+    return SEVERITY_RANK.get(str(caveat.get("severity")), 0)

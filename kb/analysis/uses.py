@@ -1,0 +1,120 @@
+"""The engine's results: ``Use`` (one torch use, with its verdict) and ``Fix``.
+
+Both are plain data with no tree-sitter nodes, so they can be cached, compared,
+sent to another process or turned into LSP diagnostics and code actions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from kb.analysis.settings import TargetChoice
+from kb.analysis.text import Range, TextEdit
+
+CATEGORIES = ("direct", "caveats", "manual", "none", "guess")
+CATEGORY_LABELS = {
+    "direct": "converts directly",
+    "caveats": "converts with caveats",
+    "manual": "manual / context change",
+    "none": "no equivalent",
+    "guess": "possible tensor method (guess)",
+}
+KINDS = ("call", "attribute", "import", "class_base", "method_def")
+
+
+@dataclass(eq=False)
+class Use:
+    """One use of a torch API in a document.
+
+    ``range`` covers what an editor underlines (the callee ``nn.Linear``, the
+    attribute ``opt.step``, the base ``nn.Module``, the ``forward`` of a ``def``,
+    the imported name).  ``category`` is the scan verdict; ``reason`` says in
+    one line why a use is not automatic or what to check; ``rewrite`` holds the
+    planned edits when the use converts automatically.
+    """
+
+    torch_name: str
+    kind: str
+    range: Range
+    record: dict[str, Any]
+    choice: Optional[TargetChoice]
+    category: str
+    reason: str = ""
+    guess: bool = False
+    member: bool = False  # reached through an object (``opt.step``): only the member is renamed
+    caveats: list[dict[str, Any]] = field(default_factory=list)
+    title: str = ""  # title of the fix, when there is one
+    edits: list[TextEdit] = field(default_factory=list)  # the fix's edits (no import edit)
+    behaviour: Optional[str] = None  # why the fix may change behaviour
+    call_span: Optional[tuple[int, int]] = None  # the whole call, for calls
+    group: Optional[int] = None  # uses of one class migration share a group
+
+    @property
+    def start(self) -> int:
+        return self.range.start.offset
+
+    @property
+    def end(self) -> int:
+        return self.range.end.offset
+
+    @property
+    def target(self) -> Optional[dict[str, Any]]:
+        return self.choice.target if self.choice else None
+
+    @property
+    def api(self) -> Optional[str]:
+        return self.choice.api if self.choice else None
+
+    @property
+    def relation(self) -> Optional[str]:
+        return self.choice.relation if self.choice else None
+
+    @property
+    def fallback(self) -> bool:
+        return bool(self.choice and self.choice.fallback)
+
+    @property
+    def fixable(self) -> bool:
+        return bool(self.edits)
+
+    @property
+    def counts(self) -> bool:
+        """Whether scan counts this use as a site (imports are not)."""
+        return self.kind != "import"
+
+
+@dataclass(eq=False)
+class Fix:
+    """An editor quick-fix: edits to apply together (import edit included)."""
+
+    title: str
+    edits: list[TextEdit]
+    uses: list[Use]
+    safe: bool  # applied by fix-all / convert (guesses never are)
+    changes_behaviour: bool = False
+
+    @property
+    def key(self) -> tuple[tuple[int, int, str], ...]:
+        return tuple(sorted((e.start, e.end, e.new_text) for e in self.edits))
+
+
+def categorize(guess: bool, choice: Optional[TargetChoice], fixable: bool, behaviour: Optional[str]) -> str:
+    if guess:
+        return "guess"
+    if choice is None or choice.relation == "no_equivalent" or not choice.api:
+        return "none"
+    if not fixable:
+        return "manual"
+    return "caveats" if behaviour else "direct"
+
+
+def first_sentence(text: Optional[str], limit: int = 120) -> str:
+    """One line of Markdown prose, for a reason or a comment."""
+    if not text:
+        return ""
+    line = " ".join(str(text).replace("`", "").split())
+    for stop in (". ", "; "):
+        if stop in line:
+            line = line.split(stop, 1)[0]
+    line = line.rstrip(".")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

@@ -1,0 +1,27 @@
+"""Finding whole words in source bytes quickly (``bytes.find`` in C, boundaries checked here).
+
+Python's ``re`` tries an alternation of names at every word start; a ``find``
+loop per name is several times faster on large files, and needs no compiling.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(128, 256))
+
+
+def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
+    """Offsets of ``word`` in ``source[start:end]`` where it is not part of a longer identifier."""
+    end = len(source) if end is None else end
+    size = len(word)
+    at = source.find(word, start, end)
+    while at >= 0:
+        after = at + size
+        if (at == 0 or source[at - 1] not in _WORD_BYTES) and (after >= len(source)
+                                                                  or source[after] not in _WORD_BYTES):
+            yield at
+        at = source.find(word, after, end)
+
+
+def has_word(source: bytes, word: bytes) -> bool:
+    return next(find_words(source, word), None) is not None

@@ -1,0 +1,140 @@
+"""msmap convert PATH...: rewrite torch code to MindSpore where it is safe."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+EPILOG = """\
+Every safe rewrite is applied (the same rules as the editor's fix-all); each use
+that needs a human gets a '# msmap: <reason> (see: msmap lookup <name>)' comment.
+Converting twice gives the same result as converting once.  Without --out or
+--in-place the diff is printed and nothing is written.
+
+exit codes: 0 done; 1 some files were left unchanged because they could not be
+read or do not parse, or --in-place refused to touch files with uncommitted
+changes; 2 bad usage; 3 knowledge base problem."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kb.commands.scan import add_arguments as scan_arguments
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--out", metavar="DIR", help="write converted files (and copies of the others) under DIR")
+    mode.add_argument("--in-place", action="store_true", help="rewrite the files themselves")
+    mode.add_argument("--diff", action="store_true", help="print a unified diff and write nothing (the default)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --in-place: also rewrite files that have uncommitted changes in git")
+    scan_arguments(parser)
+    for action in parser._actions:  # scan's report options do not apply here
+        if action.dest in ("format", "no_guesses"):
+            action.help = argparse.SUPPRESS
+
+
+def git_dirty(path: Path) -> bool:
+    """True when ``path`` is in a git work tree and has uncommitted changes."""
+    try:
+        done = subprocess.run(["git", "status", "--porcelain", "--", path.name], cwd=path.parent or ".",
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False  # no git: nothing to protect
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
+def _destination(path: Path, roots: list[Path], out: Path) -> Path:
+    for root in roots:
+        if root.is_dir():
+            try:
+                return out / root.name / path.relative_to(root)
+            except ValueError:
+                continue
+    return out / path.name
+
+
+def _copy_others(roots: list[Path], out: Path, exclude: list[str]) -> None:
+    """Copy the non-Python files of the given directories as they are (same skips as the walk)."""
+    from kb.analysis.project import SKIP_DIRS, excluded
+
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            here = Path(folder)
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
+                       and not (here / d / "pyvenv.cfg").exists() and not excluded(here / d, root, exclude)]
+            for name in files:
+                if not name.endswith(".py") and not excluded(here / name, root, exclude):
+                    source = here / name
+                    target = out / root.name / source.relative_to(root)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    try:
+                        shutil.copy2(source, target)
+                    except OSError as exc:
+                        sys.stderr.write(f"msmap convert: cannot copy {source}: {exc.strerror or exc}\n")
+
+
+def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None) -> int:
+    from kb.analysis.project import BOM, convert_files, python_files
+    from kb.commands.scan import check_paths, knowledge_base_path, settings_from
+
+    check_paths(args.paths)
+    settings = settings_from(args)
+    files = list(python_files(args.paths, args.exclude))
+    if args.in_place and not args.force:
+        dirty = dirty or git_dirty
+        refused = [f for f in files if f.is_file() and dirty(f)]
+        if refused:
+            sys.stderr.write("msmap convert: refusing --in-place on files with uncommitted changes "
+                             "(commit or stash them, or pass --force):\n")
+            sys.stderr.writelines(f"  {f}\n" for f in refused)
+            return 1
+    spec = knowledge_base_path(args)
+    roots = [Path(p) for p in args.paths]
+    out = Path(args.out) if args.out else None
+    show_diff = not (out or args.in_place)
+    report = sys.stderr if show_diff else sys.stdout
+    totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0}
+    for result in convert_files(files, spec, settings, jobs=args.jobs or None):
+        path = Path(result.path)
+        totals["files"] += 1
+        totals["found"] += result.found
+        totals["left"] += len(result.left)
+        if result.error:
+            totals["failed"] += 1
+            report.write(f"{path}: left unchanged: {result.error}\n")
+        new = result.converted if result.changed else None
+        if new is not None:
+            totals["changed"] += 1
+        if show_diff and new is not None:
+            sys.stdout.writelines(difflib.unified_diff(
+                result.original.decode("utf-8").splitlines(True), new.decode("utf-8").splitlines(True),
+                f"a/{path.as_posix()}", f"b/{path.as_posix()}"))
+        elif out is not None and path.exists() and not path.is_dir():
+            target = _destination(path, roots, out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if new is not None:
+                target.write_bytes((BOM if result.bom else b"") + new)
+            elif result.original is not None or result.error:
+                try:
+                    shutil.copy2(path, target)
+                except OSError as exc:
+                    report.write(f"{path}: cannot copy: {exc.strerror or exc}\n")
+        elif args.in_place and new is not None:
+            path.write_bytes((BOM if result.bom else b"") + new)
+        for name, line, reason in result.left:
+            report.write(f"{path}:{line}: {name}: {reason or 'not converted automatically'}\n")
+    if out is not None:
+        _copy_others(roots, out, args.exclude)
+    converted = totals["found"] - totals["left"]
+    rate = f"{converted / totals['found']:.0%}" if totals["found"] else "n/a"
+    report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "
+                 f"(unreadable or not parsing); torch uses found: {totals['found']}, converted: {converted}, "
+                 f"left for a human: {totals['left']}, rate: {rate}\n")
+    return 1 if totals["failed"] else 0

@@ -1,0 +1,113 @@
+"""Fix-all: safe fixes only, the import once, results that parse, idempotent."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from kb.analysis import Engine, EngineSettings, MemoryKB
+from kb.analysis.convert import convert_source
+from kb.analysis.text import apply_edits
+from tests.analysis.kbdata import RECORDS, record, target
+
+SOURCES = [
+    pytest.param("import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                 "        self.fc = nn.Linear(4, 2)\n        self.drop = nn.Dropout(0.1)\n\n    def forward(self, x):\n"
+                 "        return self.drop(self.fc(x)).view(-1)\n", id="module"),
+    pytest.param("import torch\nfrom torch import nn\nm = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential("
+                 "nn.Linear(3, 3)))\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nopt.zero_grad()\n", id="nested"),
+    pytest.param("import torch.nn.functional as F\ndef f(x):\n    return F.softmax(F.relu(x), dim=-1)\n", id="functions"),
+    pytest.param("import torch\n", id="import-only"),
+    pytest.param("", id="empty"),
+]
+
+
+@pytest.mark.parametrize("src", SOURCES)
+def test_result_parses_and_is_idempotent(engine, src):
+    once = engine.fix_all(src)
+    ast.parse(once.source)
+    twice = engine.fix_all(once.source)
+    assert twice.source == once.source and not twice.applied
+
+
+@pytest.mark.parametrize("src", SOURCES)
+def test_convert_is_idempotent(engine, src):
+    once = convert_source(engine, src)
+    ast.parse(once.source)
+    assert convert_source(engine, once.source).source == once.source
+
+
+def test_import_added_once_and_torch_imports_left_while_used(engine):
+    src = "import torch\nimport torch.nn as nn\na = nn.ReLU()\nb = nn.ReLU()\nc = torch.no_grad()\n"
+    out = engine.fix_all(src).text
+    assert out.count("import mindspore as ms") == 1
+    assert "import torch\n" in out and "import torch.nn as nn" not in out
+
+
+def test_syntax_error_input_is_unchanged(engine):
+    result = engine.fix_all("import torch.nn as nn\nm = nn.ReLU(\n")
+    assert not result.changed and result.error.startswith("syntax error")
+
+
+def test_fix_that_does_not_parse_is_dropped():
+    broken = record("torch.nn.Broken", [target("mindspore.nn.lambda", "renamed")], kind="class")
+    engine = Engine(MemoryKB(RECORDS + [broken]), EngineSettings())
+    result = engine.fix_all("import torch.nn as nn\na = nn.Broken()\nb = nn.ReLU()\n")
+    assert result.text == "import mindspore as ms\nimport torch.nn as nn\na = nn.Broken()\nb = ms.nn.ReLU()\n"
+    assert result.dropped and any("ReLU" in t for t in result.applied)
+    assert engine.fix_all(result.source).source == result.source
+
+
+def test_single_edit_reproduces_result(engine):
+    src = "import torch.nn as nn\nx = 1  # é\nm = nn.Linear(2, 3)\n"
+    result = engine.fix_all(src)
+    edit = result.edit()
+    assert apply_edits(result.original, [edit]) == result.source
+
+
+def test_leftovers_are_located_in_the_new_text(engine):
+    src = "import torch\nimport torch.nn as nn\nm = nn.Linear(2, 3)\nwith torch.no_grad():\n    pass\n"
+    result = engine.fix_all(src)
+    (left,) = result.left
+    assert result.source[left.offset:].startswith(b"torch.no_grad") and left.category == "none"
+    assert result.found == 2
+
+
+def test_guesses_are_not_applied(engine):
+    src = "import torch\ny = x.transpose(0, 1)\n"
+    assert engine.fix_all(src).text == src
+    (fix,) = engine.analyze(src).fixes()
+    assert not fix.safe and fix.edits[0].new_text == "swapaxes"
+
+
+@pytest.mark.parametrize("src, expected", [
+    pytest.param("import torch\nwith torch.no_grad():\n    pass\n",
+                 "import torch\nwith torch.no_grad():  # msmap: no MindSpore equivalent: Gradients are computed "
+                 "functionally in MindSpore (see: msmap lookup torch.no_grad)\n    pass\n", id="note"),
+    pytest.param("import torch\nx = torch.no_grad()  # old\n",
+                 "import torch\nx = torch.no_grad()  # old  # msmap: no MindSpore equivalent: Gradients are computed "
+                 "functionally in MindSpore (see: msmap lookup torch.no_grad)\n", id="after-a-comment"),
+    pytest.param("import torch\nx = f(torch.no_grad(), '''a\nb''')\n",
+                 "import torch\nx = f(torch.no_grad(), '''a\nb''')  # msmap: no MindSpore equivalent: Gradients are "
+                 "computed functionally in MindSpore (see: msmap lookup torch.no_grad)\n", id="line-ends-in-a-string"),
+    pytest.param("import torch\nx = torch.no_grad() + \\\n    1\n",
+                 "import torch\nx = torch.no_grad() + \\\n    1  # msmap: no MindSpore equivalent: Gradients are "
+                 "computed functionally in MindSpore (see: msmap lookup torch.no_grad)\n", id="backslash"),
+])
+def test_convert_notes(engine, src, expected):
+    assert convert_source(engine, src).text == expected
+
+
+@pytest.mark.parametrize("src", [
+    pytest.param("import torch\nx = 1  # torch.no_grad()\n", id="comment-only"),
+    pytest.param("import torch\nx = torch.no_grad()  # msmap: already noted\n", id="already-noted"),
+    pytest.param("import torch\nx = torch.cat([a, b]\n", id="syntax-error"),
+])
+def test_convert_no_op(engine, src):
+    assert convert_source(engine, src).text == src
+
+
+def test_convert_counts(engine):
+    src = "import torch\nimport torch.nn as nn\nm = nn.Linear(2, 3)\nwith torch.no_grad():\n    y = x.view(1)\n"
+    result = convert_source(engine, src)
+    assert (result.found, result.converted, len(result.left)) == (2, 1, 1)
