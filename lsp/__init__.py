@@ -1,0 +1,12 @@
+"""``msmap lsp``: the language server (pygls), a thin layer over ``kb.analysis`` and ``kb.query``.
+
+- ``server``      – the server object and one short handler per LSP method / command.
+- ``settings``    – editor settings (pydantic, camelCase, a default for every key).
+- ``documents``   – open documents as engine ``Document``s, edited incrementally.
+- ``publisher``   – debounced, version-checked diagnostics per document.
+- ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, JSON serialization).
+- ``lookups``     – hover, ``msmap.lookup`` and ``msmap.search``; ``symbols`` finds MindSpore names.
+- ``markdown``    – the Markdown cards (pure functions).
+- ``actions``     – quick-fixes, fix-all and class migration as code actions.
+- ``protocol``, ``transport``, ``safety`` – UTF-16 positions, cancellable stdio, guarded handlers.
+"""

@@ -1,0 +1,326 @@
+"""Language-server benchmark: one command, figures against targets and same-run baselines.
+
+    python benchmarks/bench_lsp.py [--lines 5000] [--hovers 300] [--edits 60] [--runs 3]
+
+On a generated, realistic 5,000-line torch file (models, training loops, data code, plain
+Python) it measures, through a real client talking to ``python -m kb lsp`` over stdio:
+
+- hover latency: server-side (time inside the handler, from the server's DEBUG timings)
+  and end-to-end; baseline: a hover on an unopened document (the transport alone);
+- diagnostics latency: didChange -> publishDiagnostics for that version, for typing edits
+  (no line break) and for line-inserting edits;
+- cold start: process spawn -> first diagnostics of the file; baseline: spawning Python to
+  import ``lsprotocol.types`` alone (a dependency every pygls server pays for);
+- server RSS with no document open and with the file open.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lsprotocol import types  # noqa: E402
+from pygls.lsp.client import LanguageClient  # noqa: E402
+from pygls.protocol import LanguageServerProtocol  # noqa: E402
+
+TARGETS = {"hover_server_p99": 10.0, "diagnostics_p95": 50.0, "cold_start": 500.0}
+
+MODEL = '''
+
+class Block{i}(nn.Module):
+    """Residual block {i}: linear, norm, dropout."""
+
+    def __init__(self, dim=64, hidden=256, p=0.1):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, bias=False)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.drop = nn.Dropout(p=p)
+        self.scale = dim ** -0.5
+
+    def forward(self, x, mask=None):
+        h = F.relu(self.fc1(self.norm(x)))
+        h = self.drop(self.fc2(h)) * self.scale
+        if mask is not None:
+            h = h.masked_fill(mask, 0.0)
+        return x + h
+'''
+TRAIN = '''
+
+def train_{i}(model, loader, epochs=2, lr=1e-3):
+    """Train for a few epochs; returns the last loss."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.5)
+    model.train()
+    loss_value = 0.0
+    for epoch in range(epochs):
+        for step, (x, y) in enumerate(loader):
+            opt.zero_grad()
+            out = model(x.view(x.size(0), -1))
+            loss = F.cross_entropy(out, y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            loss_value = loss.item()
+        sched.step()
+    return loss_value
+'''
+DATA = '''
+
+def make_loader_{i}(n=128, dim=64, batch=16):
+    xs = torch.randn(n, dim)
+    ys = torch.randint(0, 10, (n,))
+    data = torch.utils.data.TensorDataset(xs, ys)
+    return torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
+
+
+def summarize_{i}(values):
+    """Plain Python: no torch here."""
+    total = sum(values)
+    mean = total / max(len(values), 1)
+    ordered = sorted(values)
+    middle = ordered[len(ordered) // 2] if ordered else 0
+    return {{"total": total, "mean": mean, "median": middle}}
+
+
+@torch.no_grad()
+def evaluate_{i}(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        pred = model(x).argmax(dim=1)
+        correct += (pred == y).sum().item()
+    return correct / len(loader.dataset)
+'''
+HEADER = '"""Generated benchmark module."""\nimport math\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n'
+
+
+def make_source(lines: int) -> str:
+    parts, i = [HEADER], 0
+    while sum(p.count("\n") for p in parts) < lines:
+        parts.append((MODEL, TRAIN, DATA)[i % 3].format(i=i))
+        i += 1
+    return "".join(parts)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+class TimingProtocol(LanguageServerProtocol):
+    """Stamps publishDiagnostics when it has been read and decoded, before pygls builds objects from it
+    (turning thousands of diagnostics into lsprotocol classes is this Python client's cost, not the server's)."""
+
+    def structure_message(self, data):
+        if data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and "jsonrpc" in data:
+            params = data.get("params") or {}
+            self._server.published[(params.get("uri"), params.get("version"))] = time.perf_counter()
+            self._server.arrived.set()
+            data = dict(data, params=dict(params, diagnostics=[]))
+        return super().structure_message(data)
+
+
+class Client(LanguageClient):
+    def __init__(self) -> None:
+        super().__init__("bench", "1", protocol_cls=TimingProtocol)
+        self.published: dict[tuple[str, int], float] = {}
+        self.arrived = asyncio.Event()
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            pass
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def _message(params) -> None:
+            pass
+
+    async def wait_published(self, uri: str, version: int, timeout: float = 60) -> float:
+        async def wait() -> float:
+            while (uri, version) not in self.published:
+                self.arrived.clear()
+                await self.arrived.wait()
+            return self.published[(uri, version)]
+
+        return await asyncio.wait_for(wait(), timeout)
+
+
+async def start(env: dict, log: Path) -> Client:
+    client = Client()
+    await client.start_io(sys.executable, "-m", "kb", "lsp", "--log-level", "DEBUG", "--log-file", str(log),
+                          env=env, cwd=str(ROOT))
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), process_id=os.getpid(), root_uri=ROOT.as_uri()))
+    client.initialized(types.InitializedParams())
+    return client
+
+
+async def stop(client: Client) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+def did_open(client: Client, uri: str, text: str) -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+
+
+def rss_mb(client: Client) -> float:
+    import psutil
+
+    return psutil.Process(client._server.pid).memory_info().rss / 2**20
+
+
+async def cold_start(env: dict, text: str, uri: str, log: Path) -> tuple[float, float]:
+    started = time.perf_counter()
+    client = await start(env, log)
+    idle = rss_mb(client)
+    did_open(client, uri, text)
+    arrived = await client.wait_published(uri, 1)
+    await stop(client)
+    return (arrived - started) * 1000, idle
+
+
+def baseline_start() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import lsprotocol.types"], check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def hover_points(text: str, count: int) -> list[tuple[int, int]]:
+    lines = text.splitlines()
+    found = [(n, m.start() + 2) for n, line in enumerate(lines)
+             for m in re.finditer(r"\b(nn\.Linear|F\.relu|torch\.optim\.AdamW|nn\.Dropout|x\.view)\b", line)]
+    step = max(1, len(found) // count)
+    return found[::step][:count]
+
+
+async def measure(env: dict, text: str, args: argparse.Namespace, log: Path) -> dict:
+    uri = (ROOT / "bench_model.py").as_uri()
+    client = await start(env, log)
+    did_open(client, uri, text)
+    await client.wait_published(uri, 1)
+    result: dict = {"rss_open": rss_mb(client)}
+
+    async def hover(target: str, line: int, character: int) -> float:
+        started = time.perf_counter()
+        await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=target), position=types.Position(line=line, character=character)))
+        return (time.perf_counter() - started) * 1000
+
+    points = hover_points(text, args.hovers)
+    result["hover_e2e"] = [await hover(uri, line, col) for line, col in points]
+    result["hover_base"] = [await hover(uri + ".unopened", 0, 0) for _ in range(len(points))]
+
+    lines, version = text.splitlines(), 1
+    typing, structural = [], []
+    for k in range(args.edits):
+        rows = [n for n, line in enumerate(lines) if "h = self.drop(self.fc2(h)) * self.scale" in line]
+        row = rows[(k * 7) % len(rows)]
+        version += 1
+        if k % 4 == 3:  # a new line inside a method body
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=row, character=0), end=types.Position(line=row, character=0)),
+                text="        h = F.relu(h)\n")
+            bucket = structural
+        else:  # typing: one character at the end of an expression
+            column = len(lines[row])
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(line=row, character=column),
+                                  end=types.Position(line=row, character=column)), text=" ")
+            bucket = typing
+        sent = time.perf_counter()
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]))
+        bucket.append((await client.wait_published(uri, version) - sent) * 1000)
+        if bucket is structural:
+            lines.insert(row, "        h = F.relu(h)")
+        else:
+            lines[row] += " "
+        await asyncio.sleep(0.02)  # typing cadence: let each change settle
+    result["typing"], result["structural"] = typing, structural
+    result["rss_end"] = rss_mb(client)
+    await stop(client)
+    return result
+
+
+def server_timings(log: Path, name: str) -> list[float]:
+    return [float(m.group(1)) for m in re.finditer(rf"timing {name} ([0-9.]+) ms", log.read_text())]
+
+
+def split(timings: list[float], new_lines: bool) -> list[float]:
+    """Server-side timings of the typing edits or of the line-inserting ones (every 4th edit)."""
+    return [t for k, t in enumerate(timings) if (k % 4 == 3) == new_lines] or [float("nan")]
+
+
+def report(rows: list[tuple[str, float, float | None, str]]) -> None:
+    print(f"{'measure':<52} {'value':>10} {'target':>8} {'ratio':>7}")
+    for name, value, target, unit in rows:
+        ratio = f"{value / target:6.2f}x" if target else ""
+        tgt = f"{target:g}" if target else ""
+        print(f"{name:<52} {value:>8.1f}{unit:>2} {tgt:>8} {ratio:>7}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=5000)
+    parser.add_argument("--hovers", type=int, default=300)
+    parser.add_argument("--edits", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=3, help="cold starts to take the median of")
+    args = parser.parse_args()
+
+    from kb.query import ensure_db
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env["MSMAP_DB"] = str(ensure_db(quiet=False))  # build once, outside the timings
+    text = make_source(args.lines)
+    print(f"file: {text.count(chr(10))} lines, {len(text) // 1024} KiB; python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "server.log"
+        uri = (ROOT / "bench_cold.py").as_uri()
+        starts = [asyncio.run(cold_start(env, text, uri, log)) for _ in range(args.runs)]
+        base = statistics.median(baseline_start() for _ in range(args.runs))
+        log.write_text("")
+        res = asyncio.run(measure(env, text, args, log))
+        hover_server = server_timings(log, "hover")
+        analysis = server_timings(log, "diagnostics")[1:]  # one per edit, after the first (full) one
+        to_publish = server_timings(log, "change-to-publish")[1:]
+    cold = statistics.median(s[0] for s in starts)
+    report([
+        ("hover, server-side p50 (ms)", pct(hover_server, 50), None, "ms"),
+        ("hover, server-side p99 (ms)", pct(hover_server, 99), TARGETS["hover_server_p99"], "ms"),
+        ("hover, end-to-end p50 (ms)", pct(res["hover_e2e"], 50), None, "ms"),
+        ("hover, end-to-end p99 (ms)", pct(res["hover_e2e"], 99), None, "ms"),
+        ("  baseline: unopened-document hover p50 (ms)", pct(res["hover_base"], 50), None, "ms"),
+        ("diagnostics after typing, server-side p50 (ms)", pct(split(analysis, False), 50), None, "ms"),
+        ("diagnostics after typing, server-side p95 (ms)", pct(split(analysis, False), 95), None, "ms"),
+        ("diagnostics after a new line, server-side p50 (ms)", pct(split(analysis, True), 50), None, "ms"),
+        ("change -> publish sent, typing, p50 (ms)", pct(split(to_publish, False), 50), None, "ms"),
+        ("change -> publish sent, typing, p95 (ms)", pct(split(to_publish, False), 95), TARGETS["diagnostics_p95"], "ms"),
+        ("change -> diagnostics received, typing, p50 (ms)", pct(res["typing"], 50), None, "ms"),
+        ("change -> diagnostics received, typing, p95 (ms)", pct(res["typing"], 95), TARGETS["diagnostics_p95"], "ms"),
+        ("change -> diagnostics received, new line, p50 (ms)", pct(res["structural"], 50), None, "ms"),
+        ("change -> diagnostics received, new line, p95 (ms)", pct(res["structural"], 95), TARGETS["diagnostics_p95"], "ms"),
+        ("cold start to first diagnostics (ms)", cold, TARGETS["cold_start"], "ms"),
+        ("  baseline: python + import lsprotocol.types", base, None, "ms"),
+        ("  cold start / baseline", cold / base, None, "x"),
+        ("server RSS, no document (MiB)", statistics.median(s[1] for s in starts), None, "MB"),
+        ("server RSS, 5,000-line file open (MiB)", res["rss_end"], None, "MB"),
+    ])
+    print(f"(hovers: {len(hover_server)}, typing edits: {len(res['typing'])}, new-line edits: {len(res['structural'])})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

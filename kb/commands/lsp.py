@@ -1,0 +1,44 @@
+"""msmap lsp: run the language server (stdio by default, or --tcp HOST:PORT)."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket instead of stdio")
+    parser.add_argument("--log-file", metavar="PATH", help="write the server log here (default: stderr)")
+    parser.add_argument("--log-level", default="INFO", choices=("TRACE", "DEBUG", "INFO", "WARNING", "ERROR"),
+                        help="log verbosity (default INFO); DEBUG adds timings, TRACE every LSP message")
+    parser.add_argument("--db", metavar="PATH", help="SQLite knowledge base to use (default: built from data/)")
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    from kb.errors import MsmapError
+
+    host, _, port = text.rpartition(":")
+    if not port.isdigit():
+        raise MsmapError(f"--tcp expects HOST:PORT, got {text!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    level = logging.DEBUG if args.log_level == "TRACE" else getattr(logging, args.log_level)
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    if args.log_level != "TRACE":  # pygls logs every message it sends at INFO
+        logging.getLogger("pygls").setLevel(logging.WARNING)
+    from lsp.server import make_server
+
+    server = make_server(db=args.db)
+    if args.tcp:
+        host, port = _host_port(args.tcp)
+        server.start_tcp(host, port)
+    else:
+        from lsp.transport import start_stdio
+
+        start_stdio(server)
+    return 0

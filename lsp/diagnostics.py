@@ -1,0 +1,151 @@
+"""Engine ``Use``s -> LSP diagnostics (pure translation; no I/O).
+
+Which settings key decides a use's severity:
+
+| use                                                             | setting          |
+|-----------------------------------------------------------------|------------------|
+| tensor-method guess                                             | severity.guess   |
+| no equivalent (or none for the configured MindSpore version)    | noEquivalent     |
+| relation context_change / composite                             | contextChange    |
+| parameters mean something else, defaults differ, torch has more | behaviorChange   |
+| ... or a warning/error caveat applies                           | behaviorChange   |
+| consistent, renamed, param_names_differ                         | rename           |
+| a probe found no kernel on the configured device                | deviceSupport    |
+
+``code`` is the relation, or the id of the caveat that raised the severity; ``data`` holds
+what code actions need.  A 5,000-line file can hold thousands of uses, so diagnostics are
+built as JSON text: each use's range-free part is serialized once (``Serializer`` keeps it
+while the use's verdict is unchanged) and only ranges are formatted on every publish.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Optional
+
+from lsprotocol import types
+
+from lsp.settings import ServerSettings
+
+SOURCE = "msmap"
+LEVELS = {"error": 1, "warning": 2, "information": 3, "hint": 4}
+CONTEXT = frozenset({"context_change", "composite"})
+BEHAVIOUR = frozenset({"param_semantics_differ", "defaults_differ", "torch_more_params"})
+LOUD_CAVEATS = ("error", "warning")
+
+
+def lsp_range(span: Any) -> types.Range:
+    """An engine ``Range`` (UTF-16 columns) as an LSP range."""
+    return types.Range(start=types.Position(line=span.start.line, character=span.start.character),
+                       end=types.Position(line=span.end.line, character=span.end.character))
+
+
+def severity_key(use: Any) -> tuple[str, Optional[str]]:
+    """(settings key, caveat id that decided it, if one did)."""
+    if use.guess:
+        return "guess", None
+    if use.category == "none":
+        return "no_equivalent", None
+    if use.relation in CONTEXT:
+        return "context_change", None
+    if use.relation in BEHAVIOUR:
+        return "behavior_change", None
+    loud = next((c for c in use.caveats if c.get("severity") in LOUD_CAVEATS), None)
+    if loud is not None:
+        return "behavior_change", loud.get("id")
+    return "rename", None
+
+
+def message(use: Any) -> str:
+    if use.guess:
+        target = f" → {use.api}" if use.api else ""
+        return f"possibly {use.torch_name}{target}: the receiver's type is unknown"
+    if use.category == "none":
+        return f"{use.torch_name}: {use.reason or 'no MindSpore equivalent'}"
+    relation = use.relation.replace("_", " ")
+    fallback = f" ({use.choice.target.get('family')} API; none in the configured family)" if use.fallback else ""
+    if use.behaviour:
+        return f"{use.torch_name} → {use.api}{fallback} ({relation}): {use.behaviour}"
+    if use.reason:  # not automatic: the engine's reason names the relation itself
+        return f"{use.torch_name} → {use.api}{fallback}: {use.reason}"
+    return f"{use.torch_name} → {use.api}{fallback} ({relation})"
+
+
+def device_problem(use: Any, device: str) -> Optional[str]:
+    """A probe result saying the chosen target has no kernel on ``device``, if recorded."""
+    target = use.target or {}
+    for probe in target.get("probes") or []:
+        result = str(probe.get("result") or "").lower()
+        if result == f"no_{device.lower()}_kernel" or (
+                result.startswith("no_") and result.endswith("_kernel")
+                and str(probe.get("device") or "").lower() == device.lower()):
+            return f"{use.api} has no {device} kernel (probe on mindspore {probe.get('ms_version') or '?'})"
+    return None
+
+
+def parts(use: Any, settings: ServerSettings) -> list[dict[str, Any]]:
+    """The diagnostics of one use, without their range (none, one, or two with a device note)."""
+    if use.kind == "import":
+        return []  # the uses of an imported name carry the diagnostics
+    key, caveat = severity_key(use)
+    data = {"torch": use.torch_name, "category": use.category, "fixable": bool(use.edits)}
+    href = {"href": settings.docs_url(use.torch_name)}
+    out = []
+    level = getattr(settings.severity, key)
+    if level != "off":
+        out.append({"severity": LEVELS[level], "code": caveat or use.relation or "no_equivalent", "source": SOURCE,
+                    "message": message(use), "codeDescription": href, "data": data})
+    problem = device_problem(use, settings.device) if use.api else None
+    if problem and settings.severity.device_support != "off":
+        out.append({"severity": LEVELS[settings.severity.device_support], "code": "device_support",
+                    "source": SOURCE, "message": problem, "codeDescription": href,
+                    "data": dict(data, device=settings.device)})
+    return out
+
+
+def verdict(use: Any) -> tuple:
+    """Everything ``parts`` reads from a use, except where it is.  For one ``Serializer`` (one set of
+    settings) the torch name, target API and relation fix the target, hence its caveats and probes."""
+    choice = use.choice
+    target = choice.target if choice is not None else None
+    return (use.torch_name, use.kind, use.category, use.reason, use.behaviour, use.guess, bool(use.edits),
+            target.get("api") if target else None, target.get("relation") if target else None,
+            choice.fallback if choice is not None else False)
+
+
+def range_json(span: Any) -> str:
+    s, e = span.start, span.end
+    return (f'"range":{{"start":{{"line":{s.line},"character":{s.character}}},'
+            f'"end":{{"line":{e.line},"character":{e.character}}}}}')
+
+
+class Serializer:
+    """Diagnostics as JSON text, the range-free part of each cached by the use's verdict."""
+
+    LIMIT = 50_000
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self._parts: dict[tuple, list[str]] = {}
+
+    def diagnostics_json(self, uses: Iterable[Any]) -> str:
+        items = []
+        for use in uses:
+            key = verdict(use)
+            found = self._parts.get(key)
+            if found is None:
+                if len(self._parts) > self.LIMIT:
+                    self._parts.clear()
+                found = self._parts[key] = [json.dumps(p)[1:] for p in parts(use, self.settings)]
+            if found:
+                where = range_json(use.range)
+                items.extend(f"{{{where},{p}" for p in found)
+        return "[" + ",".join(items) + "]"
+
+    def publish_json(self, uri: str, version: Optional[int], uses: Iterable[Any]) -> str:
+        return (f'{{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{{"uri":{json.dumps(uri)},'
+                f'"version":{json.dumps(version)},"diagnostics":{self.diagnostics_json(uses)}}}}}')
+
+
+def to_diagnostics(uses: Iterable[Any], settings: ServerSettings) -> list[dict[str, Any]]:
+    """The same diagnostics as plain dicts (tests, and clients of the library)."""
+    return json.loads(Serializer(settings).diagnostics_json(uses))

@@ -1,0 +1,189 @@
+"""Markdown cards for hovers and ``msmap.lookup``: pure functions over query records.
+
+``mapping_card`` describes a torch API (its MindSpore equivalents, the configured family
+first), ``reverse_card`` a MindSpore API (the torch APIs that map to it).  Nothing here
+touches the DB or the editor; the inputs are the records documented in DESIGN.md.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from kb.query import in_range
+
+FAMILY_LABEL = {"classic": "MindSpore (classic)", "mint": "MindSpore (mint)"}
+SEVERITY_ICON = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
+PASSED = {"pass", "passed"}  # kb.check results: pass | drift | not_checkable
+
+
+def code(text: Optional[str]) -> str:
+    """Inline code that survives backticks and table pipes in the text."""
+    if not text:
+        return "—"
+    text = str(text).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def version_range(rng: Optional[dict[str, Any]]) -> str:
+    rng = rng or {}
+    since, until = rng.get("since"), rng.get("until")
+    if since and until:
+        return f"mindspore ≥{since}, <{until}"
+    if since:
+        return f"mindspore ≥{since}"
+    if until:
+        return f"mindspore <{until}"
+    return ""
+
+
+def applies(rng: Optional[dict[str, Any]], version: Optional[str]) -> bool:
+    rng = rng or {}
+    return version is None or in_range(version, rng.get("since"), rng.get("until"))
+
+
+def family_order(targets: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:
+    """Targets of the configured family first; stable otherwise."""
+    return sorted(targets, key=lambda t: t["family"] != family)
+
+
+def primary_target(rec: dict[str, Any], family: str, version: Optional[str]) -> Optional[dict[str, Any]]:
+    """The target an editor should suggest: configured family, valid for the version."""
+    ranked = family_order(rec.get("targets") or [], family)
+    for t in ranked:
+        if applies(t.get("ms_versions"), version):
+            return t
+    return ranked[0] if ranked else None
+
+
+def check_notes(checks: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for chk in checks or []:
+        version = chk.get("ms_version") or chk.get("version") or "?"
+        result = str(chk.get("result", chk.get("status", ""))).lower()
+        if result in PASSED:
+            out.append(f"✓ verified on mindspore {version}")
+        elif result and result != "not_checkable":
+            claim = chk.get("claim") or chk.get("detail") or ""
+            out.append(f"✗ check {result or 'failed'} on mindspore {version}" + (f": {claim}" if claim else ""))
+    return list(dict.fromkeys(out))
+
+
+def target_line(t: dict[str, Any], version: Optional[str]) -> str:
+    label = FAMILY_LABEL.get(t["family"], t["family"])
+    api = code(t.get("api")) if t.get("api") else "*no equivalent*"
+    parts = [f"**{label}:** {api} — `{t['relation']}`"]
+    rng = version_range(t.get("ms_versions"))
+    if rng:
+        parts.append(rng)
+    if not applies(t.get("ms_versions"), version):
+        parts.append(f"*not for mindspore {version}*")
+    parts.extend(check_notes(t.get("checks") or []))
+    return " · ".join(parts)
+
+
+def param_table(params: list[dict[str, Any]]) -> list[str]:
+    rows = ["| torch | MindSpore | torch default | MindSpore default | change |", "|---|---|---|---|---|"]
+    for p in params:
+        change = p["kind"]
+        if p.get("transform"):
+            expr = re.sub(r"\bv\b", p.get("torch") or "v", p["transform"])
+            change += f": {code((p.get('ms') or '?') + ' = ' + expr)}"
+        if p.get("note"):
+            change += " — " + p["note"].replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| {code(p.get('torch'))} | {code(p.get('ms'))} | {code(p.get('torch_default'))} "
+                    f"| {code(p.get('ms_default'))} | {change} |")
+    return rows
+
+
+def caveat_lines(caveats: list[dict[str, Any]], version: Optional[str]) -> list[str]:
+    out = []
+    for c in caveats:
+        head = f"- {SEVERITY_ICON.get(c['severity'], '')} **{c['severity']}** — **{c['title']}**"
+        rng = version_range(c.get("ms_versions"))
+        if rng:
+            head += f" ({rng}" + ("" if applies(c.get("ms_versions"), version) else f"; not for {version}") + ")"
+        body = " ".join((c.get("body") or "").split())
+        out.append(head + (f": {body}" if body else ""))
+    return out
+
+
+def _short(name: Optional[str]) -> str:
+    return (name or "").rsplit(".", 1)[-1]
+
+
+def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional[str] = None) -> str:
+    """The hover card of a torch API record."""
+    lines = [f"**{rec['torch']}** · {rec.get('kind') or 'api'} · {rec.get('namespace') or ''}".rstrip(" ·"), ""]
+    targets = family_order(rec.get("targets") or [], family)
+    if not targets:
+        lines.append("*No MindSpore mapping recorded.*")
+    lines.extend(target_line(t, version) + "  " for t in targets)
+    if rec.get("advice"):
+        lines += ["", f"**Advice:** {rec['advice']}"]
+    for t in _tables_for(rec, family, version):
+        lines += ["", f"**Parameters** → {code(t['api'])}", ""] + param_table(t["params"])
+    notes = [t["note"] for t in targets if t.get("note") and applies(t.get("ms_versions"), version)]
+    for note in dict.fromkeys(notes):
+        lines += ["", note.strip()]
+    caveats = rec.get("caveats") or []
+    if caveats:
+        lines += ["", "**Caveats**", ""] + caveat_lines(caveats, version)
+    sigs = _signatures(rec, targets, version)
+    if sigs:
+        lines += ["", "```python"] + sigs + ["```"]
+    return "\n".join(lines).strip() + "\n"
+
+
+def _tables_for(rec: dict[str, Any], family: str, version: Optional[str]) -> list[dict[str, Any]]:
+    """Parameter tables: the first valid target with parameters, per family."""
+    shown: dict[str, dict[str, Any]] = {}
+    for t in family_order(rec.get("targets") or [], family):
+        if t["family"] in shown or not t.get("api") or not applies(t.get("ms_versions"), version):
+            continue
+        interesting = [p for p in t.get("params") or [] if p["kind"] != "same"
+                       or p.get("torch_default") != p.get("ms_default")]
+        if interesting:
+            shown[t["family"]] = dict(t, params=interesting)
+    return list(shown.values())
+
+
+def _signatures(rec: dict[str, Any], targets: list[dict[str, Any]], version: Optional[str]) -> list[str]:
+    out = []
+    if rec.get("torch_signature"):
+        out.append(f"{rec['torch']}{rec['torch_signature']}")
+    for t in targets:
+        if t.get("api") and t.get("ms_signature") and applies(t.get("ms_versions"), version):
+            out.append(f"{t['api']}{t['ms_signature']}")
+    return list(dict.fromkeys(out))
+
+
+def reverse_card(rec: dict[str, Any], version: Optional[str] = None) -> str:
+    """The hover card of a MindSpore API: the torch APIs that map to it."""
+    lines = [f"**{rec['mindspore']}** · MindSpore API", ""]
+    present = rec.get("ms_versions_present") or []
+    if present:
+        lines.append("present in mindspore " + ", ".join(present) + "  ")
+    lines.extend(check_notes(rec.get("checks") or []))
+    if rec.get("torch"):
+        lines += ["", "| torch | family | relation |", "|---|---|---|"]
+        rows: dict[tuple[str, str], list[str]] = {}
+        for r in rec["torch"]:  # one row per (torch API, family); version-split relations joined
+            rows.setdefault((r["torch"], r["family"]), []).append(f"`{r['relation']}`")
+        lines += [f"| {code(t)} | {f} | {' / '.join(dict.fromkeys(rel))} |" for (t, f), rel in rows.items()]
+    else:
+        lines += ["", "*No torch API in the knowledge base maps to this name.*"]
+    if rec.get("caveats"):
+        lines += ["", "**Caveats**", ""] + caveat_lines(rec["caveats"], version)
+    if rec.get("ms_signature"):
+        lines += ["", "```python", f"{rec['mindspore']}{rec['ms_signature']}", "```"]
+    return "\n".join(lines).strip() + "\n"
+
+
+def one_line(rec: dict[str, Any], family: str, version: Optional[str]) -> str:
+    """A diagnostic-sized summary: the suggested target and its relation."""
+    t = primary_target(rec, family, version)
+    if t is None or not t.get("api"):
+        return f"{rec['torch']} has no MindSpore equivalent"
+    return f"{rec['torch']} → {t['api']} ({t['relation']})"

@@ -1,0 +1,38 @@
+"""The pygls protocol, adjusted for msmap.
+
+- Positions are always UTF-16 (the engine's ``Position.character`` unit), whatever
+  encodings a client offers.
+- Open documents live in ``lsp.documents.DocumentStore`` (engine ``Document``s with an
+  incrementally re-parsed tree), so pygls' own copy of every text is not kept as well.
+"""
+from __future__ import annotations
+
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+
+class MsmapProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        general = params.capabilities.general
+        if general is not None and general.position_encodings:
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        return (yield from super().lsp_initialize(params))
+
+    def _user(self, method: str, params):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)

@@ -1,0 +1,256 @@
+"""The msmap language server: one short handler per LSP method, on one server object.
+
+The work happens elsewhere: ``kb.analysis`` finds torch uses and plans fixes, ``kb.query``
+answers lookups, and the helper modules here translate to LSP (``diagnostics``,
+``lookups``, ``actions``, ``markdown``).  Every handler is guarded: an exception is logged
+and an empty result returned, so a half-typed file never takes the server down.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from kb import __version__
+from lsp import actions, lookups
+from lsp.diagnostics import Serializer
+from lsp.documents import DocumentStore
+from lsp.protocol import MsmapProtocol
+from lsp.publisher import Publisher
+from lsp.safety import guarded
+from lsp.settings import ServerSettings, parse_settings, section_of
+
+log = logging.getLogger("lsp.server")
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+class MsmapServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("msmap", __version__, protocol_cls=MsmapProtocol)
+        self.db_path: Optional[Path] = None
+        self.settings = ServerSettings()
+        self.serializer = Serializer(self.settings)
+        self.kb: Any = None
+        self.catalog: Any = None
+        self.engine: Any = None
+        self.documents = DocumentStore()
+        self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish)
+        self._messages: list[str] = []
+
+    # -- set-up --------------------------------------------------------------------
+    def open_kb(self) -> None:
+        from kb.analysis import Catalog
+        from kb.query import KB
+
+        started = time.perf_counter()
+        try:
+            self.kb = KB.open(db=self.db_path)
+        except Exception as exc:  # no DB and no data to build it: serve, but find nothing
+            log.error("msmap: cannot open the knowledge base: %s", exc)
+            self._messages.append(f"msmap: cannot open the knowledge base ({exc})")
+            return
+        self.catalog = Catalog(self.kb)
+        self.configure_engine()
+        log.info("knowledge base %s opened in %.0f ms", self.kb.path, (time.perf_counter() - started) * 1000)
+
+    def configure(self, raw: Any) -> None:
+        self.settings, warnings = parse_settings(section_of(raw))
+        self.serializer = Serializer(self.settings)
+        for text in warnings:
+            log.warning(text)
+        self._messages.extend(warnings)
+        self.configure_engine()
+
+    def configure_engine(self) -> None:
+        from kb.analysis import Engine, EngineSettings
+
+        if self.catalog is None:
+            return
+        s = self.settings
+        wanted = EngineSettings(s.target_family, s.mindspore_version, s.device, s.tensor_method_guesses)
+        if self.engine is None or self.engine.settings != wanted:  # a new engine starts its analyses afresh
+            self.engine = Engine(self.catalog, wanted)
+
+    def flush_messages(self) -> None:
+        for text in self._messages:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=text))
+        self._messages.clear()
+
+    # -- helpers used by the handlers ----------------------------------------------------
+    def analysis(self, uri: str) -> Any:
+        doc = self.documents.get(uri)
+        if doc is None or self.engine is None:
+            return None
+        return self.engine.analyze(doc)
+
+    def diagnostics_for(self, doc: Any) -> str:
+        """The publishDiagnostics notification of ``doc``, as JSON text."""
+        uses = self.engine.analyze(doc).uses if self.engine is not None else []
+        return self.serializer.publish_json(doc.uri, doc.version, uses)
+
+    def publish(self, doc: Any, message: str) -> None:
+        """Send a notification serialized by ``Serializer`` (ASCII JSON), framed as pygls frames."""
+        writer = self.protocol.writer
+        if writer is None:
+            return
+        result = writer.write(f"Content-Length: {len(message)}\r\n\r\n{message}".encode("ascii"))
+        if inspect.isawaitable(result):
+            asyncio.ensure_future(result)
+
+    def capability(self, dotted: str) -> Any:
+        node: Any = self.client_capabilities
+        for part in dotted.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return None
+        return node
+
+    @property
+    def versioned_edits(self) -> bool:
+        return bool(self.capability("workspace.workspace_edit.document_changes"))
+
+    @property
+    def markup(self) -> types.MarkupKind:
+        formats = self.capability("text_document.hover.content_format")
+        return types.MarkupKind.PlainText if formats and types.MarkupKind.Markdown not in formats \
+            else types.MarkupKind.Markdown
+
+
+server = MsmapServer()
+
+
+def timed(name: str, started: float) -> None:
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("timing %s %.3f ms", name, (time.perf_counter() - started) * 1000)
+
+
+@server.feature(types.INITIALIZE)
+@guarded()
+def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
+    ls.configure(params.initialization_options)
+    ls.open_kb()
+
+
+@server.feature(types.INITIALIZED)
+@guarded()
+def initialized(ls: MsmapServer, params: types.InitializedParams) -> None:
+    ls.flush_messages()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@guarded()
+async def did_change_configuration(ls: MsmapServer, params: types.DidChangeConfigurationParams) -> None:
+    raw = section_of(params.settings)
+    if not raw and ls.capability("workspace.configuration"):
+        items = [types.ConfigurationItem(section="msmap")]
+        raw = (await ls.workspace_configuration_async(types.ConfigurationParams(items=items)) or [None])[0]
+    ls.configure(raw)
+    ls.flush_messages()
+    ls.publisher.schedule_all()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+@guarded()
+def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
+    item = params.text_document
+    if item.language_id == "python" or item.uri.endswith(PYTHON_SUFFIXES):
+        ls.documents.open(item.uri, item.text, item.version)
+        ls.publisher.schedule(item.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+@guarded()
+def did_change(ls: MsmapServer, params: types.DidChangeTextDocumentParams) -> None:
+    started = time.perf_counter()
+    if ls.documents.change(params.text_document.uri, params.text_document.version, params.content_changes):
+        ls.publisher.schedule(params.text_document.uri)
+    timed("didChange", started)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+@guarded()
+def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.publisher.cancel(uri)
+    if uri in ls.documents:
+        ls.documents.close(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@guarded()
+async def hover(ls: MsmapServer, params: types.HoverParams) -> Optional[types.Hover]:
+    started = time.perf_counter()
+    analysis = ls.analysis(params.text_document.uri)
+    if analysis is None:
+        return None
+    offset = analysis.document.offset(params.position.line, params.position.character)
+    result = lookups.hover_at(analysis, ls.kb, offset, ls.settings, ls.markup)
+    timed("hover", started)
+    return result
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
+@guarded()
+async def code_action(ls: MsmapServer, params: types.CodeActionParams) -> Optional[list[types.CodeAction]]:
+    started = time.perf_counter()
+    analysis = ls.analysis(params.text_document.uri)
+    if analysis is None:
+        return None
+    lazy = "edit" in (ls.capability("text_document.code_action.resolve_support.properties") or [])
+    found = actions.for_request(ls.engine, analysis, params, ls.versioned_edits, lazy)
+    timed("codeAction", started)
+    return found or None
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+@guarded()
+async def code_action_resolve(ls: MsmapServer, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    doc = ls.documents.get(data.get("uri", ""))
+    if data.get("action") == "fixAll" and doc is not None and ls.engine is not None:
+        action.edit = actions.fix_all_edit(ls.engine, doc, ls.versioned_edits)[0]
+    return action
+
+
+@server.command("msmap.search")
+@guarded(default=[])
+async def search(ls: MsmapServer, *args: Any) -> list[dict[str, Any]]:
+    if ls.engine is None or not args or not isinstance(args[0], str):
+        return []
+    limit = args[1] if len(args) > 1 and isinstance(args[1], int) and args[1] > 0 else 20
+    return lookups.search_results(ls.kb, args[0], limit, ls.engine.settings)
+
+
+@server.command("msmap.lookup")
+@guarded()
+async def lookup(ls: MsmapServer, *args: Any) -> Optional[str]:
+    if ls.kb is None or not args or not isinstance(args[0], str):
+        return None
+    return lookups.card_for(ls.kb, args[0], ls.settings)
+
+
+@server.command("msmap.fixAll")
+@guarded(default=0)
+async def fix_all(ls: MsmapServer, *args: Any) -> int:
+    doc = ls.documents.get(args[0]) if args and isinstance(args[0], str) else None
+    if doc is None or ls.engine is None:
+        return 0
+    edit, count = actions.fix_all_edit(ls.engine, doc, ls.versioned_edits)
+    if edit is None:
+        return 0
+    result = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=actions.FIX_ALL_TITLE))
+    return count if result is not None and result.applied else 0
+
+
+def make_server(db: Optional[str] = None) -> MsmapServer:
+    server.db_path = Path(db) if db else None
+    return server

@@ -1,0 +1,59 @@
+"""The MindSpore name under the cursor (``ms.nn.Dense``, ``nn.Dense`` with ``from mindspore import nn``).
+
+Torch names are the engine's job (``Analysis.use_at``).  The engine does not resolve
+MindSpore names, so this module reads the dotted expression at an offset and expands its
+first name through the file's imports, read with the engine's ``ImportTable``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kb.analysis.imports import ImportTable
+
+MS = "mindspore"
+
+
+def dotted_at(root: Any, offset: int) -> Optional[tuple[list[str], Any]]:
+    """(['ms', 'nn', 'Dense'], node spanning them) for the identifier at ``offset``."""
+    node = root.named_descendant_for_byte_range(offset, offset)
+    if node is None or node.type != "identifier":
+        if offset > 0:
+            node = root.named_descendant_for_byte_range(offset - 1, offset - 1)
+        if node is None or node.type != "identifier":
+            return None
+    parent = node.parent
+    if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+        node = parent
+    parts: list[str] = []
+    current = node
+    while current is not None and current.type == "attribute":
+        attr = current.child_by_field_name("attribute")
+        if attr is None:
+            return None
+        parts.append(attr.text.decode("utf-8", "replace"))
+        current = current.child_by_field_name("object")
+    if current is None or current.type != "identifier":
+        return None
+    parts.append(current.text.decode("utf-8", "replace"))
+    return parts[::-1], node
+
+
+def imports_of(document: Any) -> ImportTable:
+    found = document.cache.get("lsp.imports")
+    if found is None:
+        found = document.cache["lsp.imports"] = ImportTable.build(document.tree.root_node, document.source)
+    return found
+
+
+def mindspore_name_at(document: Any, offset: int) -> Optional[tuple[str, int, int]]:
+    """(full MindSpore name, start byte, end byte) of the expression under the cursor."""
+    found = dotted_at(document.tree.root_node, offset)
+    if found is None:
+        return None
+    parts, node = found
+    head = parts[0]
+    targets = {n.bound: n.target for _, n in imports_of(document).names if n.target}
+    base = targets.get(head)
+    if base is None or not (base == MS or base.startswith(MS + ".")):
+        return None
+    return ".".join([base] + parts[1:]), node.start_byte, node.end_byte

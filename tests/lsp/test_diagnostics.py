@@ -1,0 +1,217 @@
+"""Diagnostics: one per torch use needing attention, severities from the settings, versions respected."""
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+
+from lsp.settings import default_docs_base
+from tests.lsp.conftest import change_doc, open_doc, session, uri_of, wait_diagnostics
+
+SOURCE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        with torch.no_grad():
+            y = torch.flatten(x)
+        g = torch.autograd.grad(y, x)
+        return F.relu(self.fc(x)).numpy()
+"""
+
+W, I, H, E = (types.DiagnosticSeverity.Warning, types.DiagnosticSeverity.Information,
+              types.DiagnosticSeverity.Hint, types.DiagnosticSeverity.Error)
+EXPECTED = [
+    ((5, 10, 5, 19), I, "renamed", "torch.nn.Module → mindspore.nn.Cell (renamed)"),
+    ((8, 18, 8, 27), I, "param_names_differ", "torch.nn.Linear → mindspore.nn.Dense (param names differ)"),
+    ((9, 19, 9, 26), W, "gelu-approximate",
+     "torch.nn.GELU → mindspore.nn.GELU (consistent): GELU approximates by default"),
+    ((11, 8, 11, 15), I, "renamed", "torch.nn.Module.forward → mindspore.nn.Cell.construct (renamed)"),
+    ((12, 13, 12, 26), W, "no_equivalent", "torch.no_grad: no MindSpore equivalent: Remove the context manager"),
+    ((13, 16, 13, 29), W, "defaults_differ",
+     "torch.flatten → mindspore.ops.flatten: defaults differ: not rewritten automatically"),
+    ((14, 12, 14, 31), W, "context_change",
+     "torch.autograd.grad → mindspore.grad: context change: not rewritten automatically"),
+    ((15, 15, 15, 21), I, "consistent", "torch.nn.functional.relu → mindspore.ops.relu (consistent)"),
+    ((15, 15, 15, 39), H, "renamed",
+     "possibly torch.Tensor.numpy → mindspore.Tensor.asnumpy: the receiver's type is unknown"),
+]
+
+
+# One server for the tests that use ``client`` (each opens its own documents); the settings
+# tests start their own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client(fixed_env):
+    async with session(fixed_env) as shared:
+        yield shared
+
+
+def summary(diagnostics: list[types.Diagnostic]) -> list[tuple]:
+    return [((d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character),
+             d.severity, d.code, d.message) for d in diagnostics]
+
+
+async def published(env, options=None, text: str = SOURCE) -> list[types.Diagnostic]:
+    async with session(env, options) as client:
+        uri = uri_of("diagnostics.py")
+        open_doc(client, uri, text)
+        return await wait_diagnostics(client, uri, 1)
+
+
+async def test_default_settings(fixed_env):
+    diagnostics = await published(fixed_env)
+    assert summary(diagnostics) == EXPECTED
+    linear = diagnostics[1]
+    assert (linear.source, linear.code_description.href) == ("msmap", f"{default_docs_base()}/torch.nn.Linear.md")
+    assert linear.data == {"torch": "torch.nn.Linear", "category": "direct", "fixable": True}
+    assert diagnostics[4].data == {"torch": "torch.no_grad", "category": "none", "fixable": False}
+
+
+async def test_severity_settings_and_guesses_off(fixed_env):
+    options = {"tensorMethodGuesses": False, "docsBaseUrl": "https://msmap.invalid/docs/api/",
+               "severity": {"rename": "off", "noEquivalent": "error", "behaviorChange": "hint",
+                            "contextChange": "information"}}
+    diagnostics = await published(fixed_env, options)
+    assert summary(diagnostics) == [
+        (EXPECTED[2][0], H, "gelu-approximate", EXPECTED[2][3]),
+        (EXPECTED[4][0], E, "no_equivalent", EXPECTED[4][3]),
+        (EXPECTED[5][0], H, "defaults_differ", EXPECTED[5][3]),
+        (EXPECTED[6][0], I, "context_change", EXPECTED[6][3]),
+    ]
+    assert diagnostics[0].code_description.href == "https://msmap.invalid/docs/api/torch.nn.GELU.md"
+
+
+async def test_device_without_a_kernel(fixed_env):
+    diagnostics = await published(fixed_env, {"device": "CPU", "severity": {"rename": "off", "guess": "off"}})
+    device = [d for d in diagnostics if d.code == "device_support"]
+    assert summary(device) == [((15, 15, 15, 21), W, "device_support",
+                                "mindspore.ops.relu has no CPU kernel (probe on mindspore 2.10.0)")]
+    assert device[0].data["device"] == "CPU"
+
+
+async def test_mint_family(fixed_env):
+    diagnostics = await published(fixed_env, {"targetFamily": "mint", "severity": {"guess": "off"}})
+    by_name = {d.data["torch"]: d for d in diagnostics}
+    assert by_name["torch.nn.Linear"].message == "torch.nn.Linear → mindspore.mint.nn.Linear (consistent)"
+    assert by_name["torch.flatten"].message == "torch.flatten → mindspore.mint.flatten (consistent)"
+    assert by_name["torch.nn.GELU"].message == (
+        "torch.nn.GELU → mindspore.nn.GELU (classic API; none in the configured family) (consistent): "
+        "GELU approximates by default")
+
+
+async def test_edits_republish_for_the_new_version(client):
+    uri = uri_of("edits.py")
+    open_doc(client, uri, "import torch.nn as nn\nx = 1\n")
+    assert await wait_diagnostics(client, uri, 1) == []
+    change_doc(client, uri, 2, "layer = nn.Linear(2, 2)\n", span=(1, 0, 1, 6))
+    assert summary(await wait_diagnostics(client, uri, 2)) == [
+        ((1, 8, 1, 17), I, "param_names_differ", "torch.nn.Linear → mindspore.nn.Dense (param names differ)")]
+    change_doc(client, uri, 3, "# a comment\n", span=(0, 0, 0, 0))
+    assert summary(await wait_diagnostics(client, uri, 3)) == [
+        ((2, 8, 2, 17), I, "param_names_differ", "torch.nn.Linear → mindspore.nn.Dense (param names differ)")]
+    change_doc(client, uri, 4, "import os\n")  # a whole-document change
+    assert await wait_diagnostics(client, uri, 4) == []
+
+
+async def test_burst_of_edits_publishes_the_last_version_only_once_settled(client):
+    uri = uri_of("burst.py")
+    open_doc(client, uri, "import torch.nn as nn\n")
+    await wait_diagnostics(client, uri, 1)
+    text = "import torch.nn as nn\n"
+    for version in range(2, 12):
+        text += f"l{version} = nn.Linear({version}, 1)\n"
+        change_doc(client, uri, version, f"l{version} = nn.Linear({version}, 1)\n", span=(version - 1, 0, version - 1, 0))
+    final = await wait_diagnostics(client, uri, 11)
+    assert [d.range.start.line for d in final] == list(range(1, 11))
+    for params in client.published:  # whatever was published matched its version's text
+        if params.uri == uri and params.version and params.version > 1:
+            assert len(params.diagnostics) == params.version - 1
+
+
+async def test_close_clears_and_stops_publishing(client):
+    uri = uri_of("closed.py")
+    open_doc(client, uri, "import torch.nn as nn\nnn.Linear(1, 1)\n")
+    assert len(await wait_diagnostics(client, uri, 1)) == 1
+    since = len(client.published)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert await wait_diagnostics(client, uri, None, since) == []
+    change_doc(client, uri, 2, "nn.Linear(2, 2)\n", span=(1, 0, 1, 0))  # no longer open: ignored
+    other = uri_of("still-open.py")
+    open_doc(client, other, "x = 1\n")
+    await wait_diagnostics(client, other, 1)
+    assert [p.uri for p in client.published[since:]] == [uri, other]
+
+
+async def test_non_python_documents_are_ignored(client):
+    uri = uri_of("notes.md")
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="markdown", version=1, text="import torch\ntorch.no_grad()\n")))
+    other = uri_of("after.py")
+    open_doc(client, other, "x = 1\n")
+    await wait_diagnostics(client, other, 1)
+    assert all(p.uri != uri for p in client.published)
+
+
+@pytest.mark.parametrize("text, expected", [
+    pytest.param("import torch\nwith torch.no_grad():\n    pass\n",
+                 [((1, 5, 1, 18), W, "no_equivalent")], id="no_grad"),
+    pytest.param("import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x\n",
+                 [((1, 8, 1, 17), W, "context_change"), ((2, 8, 2, 15), W, "cell-construct-not-forward")],
+                 id="module"),
+])
+async def test_with_the_bundled_knowledge_base(real_env, text, expected):
+    diagnostics = await published(real_env, {"severity": {"guess": "off"}}, text)
+    assert [(s[0], s[1], s[2]) for s in summary(diagnostics)] == expected
+
+
+# -- the debounced publisher, without a client --------------------------------------------
+async def test_publisher_drops_stale_and_closed_results():
+    from lsp.documents import DocumentStore
+    from lsp.publisher import Publisher
+
+    store, sent, uri = DocumentStore(), [], "file:///stale.py"  # no loop needed: _run is called directly
+    doc = store.open(uri, "x = 1\n", 1)
+    publisher = Publisher(store, compute=lambda d: d.version, send=lambda d, payload: sent.append(payload))
+    publisher._run(uri, 0)  # a timer started for an older version
+    assert sent == []
+
+    def edited_meanwhile(d):
+        d.version = 7  # an edit arrived while the analysis ran
+        return 2
+    publisher.compute = edited_meanwhile
+    doc.version = 2
+    publisher._run(uri, 2)
+    assert sent == []
+    publisher.compute = lambda d: d.version
+    publisher._run(uri, 7)
+    store.close(uri)
+    publisher._run(uri, 7)
+    assert sent == [7]
+
+
+async def test_publisher_debounces_a_burst():
+    import asyncio
+
+    from lsp.documents import DocumentStore
+    from lsp.publisher import Publisher
+
+    store, sent, uri = DocumentStore(), [], "file:///burst.py"
+    doc = store.open(uri, "", 1)
+    publisher = Publisher(store, compute=lambda d: d.version, send=lambda d, payload: sent.append(payload))
+    for version in range(1, 6):
+        doc.version = version
+        publisher.schedule(uri)
+    await asyncio.sleep(0.1)
+    assert sent == [5]
