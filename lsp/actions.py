@@ -45,7 +45,7 @@ def quick_fixes(analysis: Any, start: int, end: int, diagnostics: list[types.Dia
         out.append(types.CodeAction(
             title=title, kind=types.CodeActionKind.QuickFix, diagnostics=matching or None,
             is_preferred=fix.safe and not fix.changes_behaviour,
-            edit=workspace_edit(uri, analysis.document.version, fix.edits, versioned)))
+            edit=workspace_edit(uri, analysis.version, fix.edits, versioned)))
     return out
 
 
@@ -58,7 +58,7 @@ def class_at(root: Any, offset: int) -> Optional[Any]:
 
 def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> Optional[types.CodeAction]:
     """'Migrate class X to MindSpore Cell' for the torch-derived class around the cursor."""
-    node = class_at(analysis.document.tree.root_node, offset)
+    node = class_at(analysis.tree.root_node, offset)
     if node is None:
         return None
     base = next((u for u in analysis.uses if u.kind == "class_base" and u.group == node.start_byte), None)
@@ -71,7 +71,7 @@ def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> Opti
     if fix.changes_behaviour and base.behaviour:
         title += f" (changes behaviour: {base.behaviour})"
     return types.CodeAction(title=title, kind=types.CodeActionKind.RefactorRewrite,
-                            edit=workspace_edit(uri, analysis.document.version, fix.edits, versioned))
+                            edit=workspace_edit(uri, analysis.version, fix.edits, versioned))
 
 
 def has_safe_fix(analysis: Any) -> bool:
@@ -100,10 +100,10 @@ def for_request(engine: Any, analysis: Any, params: types.CodeActionParams, vers
     With ``lazy`` (the client resolves edits) fix-all is sent without its edit, which
     ``codeAction/resolve`` fills in: the whole-file rewrite is planned only when chosen.
     """
-    doc, uri = analysis.document, params.text_document.uri
+    doc, uri = analysis.document, params.text_document.uri  # doc: for fix-all planning only
     only = [str(getattr(k, "value", k)) for k in params.context.only or []]
-    start = doc.offset(params.range.start.line, params.range.start.character)
-    end = doc.offset(params.range.end.line, params.range.end.character)
+    start = analysis.offset(params.range.start.line, params.range.start.character)
+    end = analysis.offset(params.range.end.line, params.range.end.character)
     found: list[types.CodeAction] = []
     if wanted(types.CodeActionKind.QuickFix.value, only):
         found += quick_fixes(analysis, start, end, list(params.context.diagnostics), uri, versioned)

@@ -190,7 +190,7 @@ async def hover(ls: MsmapServer, params: types.HoverParams) -> Optional[types.Ho
     analysis = ls.analysis(params.text_document.uri)
     if analysis is None:
         return None
-    offset = analysis.document.offset(params.position.line, params.position.character)
+    offset = analysis.offset(params.position.line, params.position.character)
     result = lookups.hover_at(analysis, ls.kb, offset, ls.settings, ls.markup)
     timed("hover", started)
     return result
