@@ -8,6 +8,8 @@ import sys
 import textwrap
 from typing import Any
 
+from kb.phrases import claim_text, range_text
+
 SEV_COLOUR = {"error": "31", "warning": "33", "info": "36"}
 
 
@@ -28,15 +30,7 @@ class Style:
 
 
 def version_text(rng: dict[str, Any] | None, prefix: str = "mindspore") -> str:
-    rng = rng or {}
-    since, until = rng.get("since"), rng.get("until")
-    if since and until:
-        return f"{prefix} >={since},<{until}"
-    if since:
-        return f"{prefix} >={since}"
-    if until:
-        return f"{prefix} <{until}"
-    return f"{prefix}: all versions"
+    return range_text(rng, prefix, ">=", f"{prefix}: all versions")
 
 
 def provenance_text(provs: list[dict[str, Any]]) -> str:
@@ -166,15 +160,6 @@ def render_caveat(c: dict[str, Any], st: Style | None = None, width: int = 100) 
         lines.extend(st.dim(x) for x in _wrap("checkable: " + "; ".join(claim_text(cl) for cl in c["claims"]), 6, width))
     lines.extend(st.dim(x) for x in _wrap("source: " + provenance_text(c.get("provenance", [])), 6, width))
     return lines
-
-
-def claim_text(cl: dict[str, Any]) -> str:
-    kind = cl["kind"]
-    if kind == "default":
-        return f"default of {cl['api']}.{cl['param']} is {cl['value']}"
-    if kind in ("has_param", "lacks_param"):
-        return f"{cl['api']} {'accepts' if kind == 'has_param' else 'has no'} parameter {cl['param']}"
-    return f"{cl['api']} {'exists' if kind == 'exists' else 'does not exist'}"
 
 
 def render_reverse(rec: dict[str, Any], style: Style | None = None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from kb.phrases import range_text
 from kb.query import in_range
 
 FAMILY_LABEL = {"classic": "MindSpore (classic)", "mint": "MindSpore (mint)"}
@@ -27,16 +28,7 @@ def code(text: Optional[str]) -> str:
 
 
 def version_range(rng: Optional[dict[str, Any]]) -> str:
-    rng = rng or {}
-    since, until = rng.get("since"), rng.get("until")
-    if since and until:
-        return f"mindspore ≥{since}, <{until}"
-    if since:
-        return f"mindspore ≥{since}"
-    if until:
-        return f"mindspore <{until}"
-    return ""
-
+    return range_text(rng, "mindspore", "≥", "")
 
 def applies(rng: Optional[dict[str, Any]], version: Optional[str]) -> bool:
     rng = rng or {}

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from kb.phrases import claim_text
 from kb.query import KB, in_range
 
 
@@ -61,15 +62,6 @@ class Plan:
 
 def param_claim(api: str, param: str, default: Optional[str]) -> str:
     return f"{api} has parameter {param}" + (f" with default {default}" if default is not None else "")
-
-
-def claim_text(cl: dict[str, Any]) -> str:
-    kind = cl["kind"]
-    if kind == "default":
-        return f"default of {cl['api']}.{cl['param']} is {cl['value']}"
-    if kind in ("has_param", "lacks_param"):
-        return f"{cl['api']} {'accepts' if kind == 'has_param' else 'has no'} parameter {cl['param']}"
-    return f"{cl['api']} {'exists' if kind == 'exists' else 'does not exist'}"
 
 
 def _origins(kb: KB) -> dict[str, str]:

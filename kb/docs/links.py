@@ -12,6 +12,8 @@ import re
 import unicodedata
 from typing import Any, Iterable, Optional
 
+from kb.phrases import range_text
+
 INDEX = "index.md"
 CAVEATS = "caveats.md"
 HTML = "mapping.html"
@@ -163,15 +165,7 @@ def fence(text: str, lang: str = "python") -> str:
 
 
 def versions(rng: Optional[dict[str, Any]], framework: str = "MindSpore") -> str:
-    rng = rng or {}
-    since, until = rng.get("since"), rng.get("until")
-    if since and until:
-        return f"{framework} ≥{since}, <{until}"
-    if since:
-        return f"{framework} ≥{since}"
-    if until:
-        return f"{framework} <{until}"
-    return f"all {framework} versions"
+    return range_text(rng, framework, "≥", f"all {framework} versions")
 
 
 def bounded(rng: Optional[dict[str, Any]]) -> bool:
