@@ -24,7 +24,10 @@ from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.resolver import Rediscovery, Resolver
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
 
-_STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async)\b|torch|mindspore")
+_STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async|ms|ms_|mindspore_ms)\b"
+                         rb"|torch|mindspore")
+_SCOPES = frozenset({"function_definition", "class_definition", "lambda", "list_comprehension",
+                     "set_comprehension", "dictionary_comprehension", "generator_expression", "module"})
 _WORD = re.compile(rb"\w")
 MAX_EDITS = 200  # after this many incremental steps, a full analysis starts a fresh base
 SIMPLE_STATEMENTS = frozenset({
@@ -123,6 +126,43 @@ def _broken(root: Any, start: int, end: int) -> bool:
     return node is None or node.has_error or node.is_missing
 
 
+def _enclosing(root: Any, start: int, end: int, types: Any) -> Any:
+    node = root.descendant_for_byte_range(start, max(start, end - 1))
+    while node is not None and (node.start_byte > start or node.end_byte < end or node.type not in types):
+        node = node.parent
+    return node
+
+
+def _same_scope(edited: Any, root: Any, source: bytes, lo: int, hi: int, breaks: bool) -> bool:
+    """Whether the window ``lo..hi`` lies in the same scope in the old tree (``edited``: told about
+    the edit, so in current offsets) and the new one, and, for an edit with line breaks, in one
+    block of simple statements owned by the same node."""
+    piece = source[lo:hi]
+    if piece.strip():  # a block starts at its first statement, not at the line's indentation
+        lo, hi = lo + len(piece) - len(piece.lstrip()), hi - len(piece) + len(piece.rstrip())
+    pairs = [(_enclosing(edited, lo, hi, _SCOPES), _enclosing(root, lo, hi, _SCOPES))]
+    if breaks:
+        blocks = ("block", "module")
+        # (in the old tree a block starting where the edit inserted was moved past the insertion)
+        pairs.append((_enclosing(edited, max(lo, hi - 1), hi, blocks), _enclosing(root, lo, hi, blocks)))
+    for before, after in pairs:
+        if before is None or after is None or before.type != after.type or before.end_byte != after.end_byte:
+            return False
+        if before.type == "block":  # a block may start with the edit: compare its owner
+            before, after = before.parent, after.parent
+            if before is None or after is None or before.type != after.type:
+                return False
+        if before.start_byte != after.start_byte:
+            return False
+    if breaks:
+        for node in (pairs[1][0], pairs[1][1]):
+            for child in node.named_children:
+                if child.end_byte >= lo and child.start_byte <= hi and child.type not in SIMPLE_STATEMENTS \
+                        and child.type != "comment":
+                    return False
+    return True
+
+
 def _shift_edits(use: Any, at: int, delta: int) -> Any:
     """``use`` (before the edit) whose fix reaches past it (a class migration's renames)."""
     moved = object.__new__(use.__class__)
@@ -142,31 +182,48 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
     tail = common_suffix(old, new, min(len(old), len(new)) - start)
     old_end, new_end = len(old) - tail, len(new) - tail
     delta = new_end - old_end
+    if (old_end == start) != (new_end == start):  # a pure insertion or deletion: slide it to its line's start
+        piece = new[start:new_end] if old_end == start else old[start:old_end]
+        column = start - (old.rfind(b"\n", 0, start) + 1)
+        if b"\n" in piece and column and piece.endswith(old[start - column : start]):
+            start, old_end, new_end = start - column, old_end - column, new_end - column
     if b"torch" not in new:
         return None
+    names = False  # the edit holds a name the resolver follows
     for text, (a, b) in ((old, _word_bounds(old, start, old_end)), (new, _word_bounds(new, start, new_end))):
         piece = text[a:b]
-        if _STRUCTURAL.search(piece) or env.pattern.search(piece):
+        if _STRUCTURAL.search(piece):
             return None
+        names = names or env.pattern.search(piece) is not None
     line_start = new.rfind(b"\n", 0, start) + 1
     line_end = new.find(b"\n", new_end)
     rest = new[new_end : len(new) if line_end < 0 else line_end].strip()
     lines = new.count(b"\n", start, new_end) - old.count(b"\n", start, old_end)
-    if rest and (not new[line_start:start].strip() or b"\n" in old[start:old_end] or b"\n" in new[start:new_end]):
+    breaks = b"\n" in old[start:old_end] or b"\n" in new[start:new_end]
+    if rest and breaks:  # code after the edit moves: only when it still starts its line, as indented
+        old_prefix = old[old.rfind(b"\n", 0, old_end) + 1 : old_end]
+        if old_prefix.strip() or old_prefix != new[new.rfind(b"\n", 0, new_end) + 1 : new_end]:
+            return None
+    elif rest and not new[line_start:start].strip():
         return None  # existing code would move to another indentation
+    if previous.alias_edit is not None and (breaks or names) and start <= previous.alias_edit.start:
+        return None  # where ``import mindspore`` goes may change
     root = document.tree.root_node
     lo = min([start] + [a for a, _ in dirty])
     hi = max([new_end] + [b for _, b in dirty])
     lo, hi = _statement_span(root, new, lo, hi)
 
-    def to_old(offset: int) -> int:
-        return offset if offset <= start else max(start, offset - delta) if offset >= new_end else start
+    def to_old(offset: int, high: bool = False) -> int:
+        """``offset`` in the old text; inside the edit, its start (or its old end, for a window's end)."""
+        if offset < start or (offset == start and not high):
+            return offset
+        return offset - delta if offset >= new_end else old_end if high else start
 
     spans = previous.spans()
     widened = True
     while widened:  # widen the window over every use that crosses it
         widened = False
-        old_lo, old_hi = to_old(lo), to_old(hi)
+        old_lo, old_hi = to_old(lo), to_old(hi, True)
         # spans are sorted by start; a use crossing the window starts before its end
         first = bisect_left(previous._starts, old_lo - previous.longest)
         last = bisect_right(previous._starts, old_hi)
@@ -180,9 +237,12 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
             if new_a < lo or new_b > hi:
                 lo, hi = min(lo, new_a), max(hi, new_b)
                 widened = True
-    old_lo, old_hi = to_old(lo), to_old(hi)
+    old_lo, old_hi = to_old(lo), to_old(hi, True)
     if _broken(root, lo, hi) or _broken(previous.tree.root_node, old_lo, old_hi):
         return None  # error recovery may have regrouped code around the window
+    if (breaks or names) and (document.revision != previous.revision + 1 or
+                              not _same_scope(previous.tree.root_node, root, new, lo, hi, breaks)):
+        return None  # new lines or names: the window must sit in the same scope and block as before
     cut_lo = bisect_left(previous._starts, old_lo - previous.longest)
     cut_hi = bisect_right(previous._starts, old_hi)
     before = previous.uses[:cut_lo] + [u for u, (a, b) in zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi])

@@ -77,3 +77,57 @@ def test_huge_line_and_deep_nesting():
     ENGINE.analyze("import torch\nx = " + "(" * 500 + "torch.cat(a)" + ")" * 500 + "\n")
     ENGINE.fix_all("import torch\nx = [" + "torch.zeros(1), " * 2000 + "]\n")
     ENGINE.analyze("import torch\n" + "x = torch.cat(a); " * 1000)
+
+
+LINES = [
+    "        h = F.relu(h)", "        y = self.fc(x)", "        x = torch.cat([x, x], dim=1)", "        z = x.view(-1)",
+    "    opt.step()", "        pass", "        self.fc2 = nn.Linear(2, 2)", "", "        # a comment",
+    "model.eval()", "w = nn.Dropout(p=0.5)(z)", "        return y", "    y = F.relu(", "        x)",
+    "        a = (1 +", "             2)", "y = torch.zeros(2)", "        q = nn", "import torch.nn as tnn",
+    "def g(x):", "        self.opt = SGD([x], lr=0.1)", "    h = nn.Linear(3, 3)", "\tx = 1",
+]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2), st.lists(st.sampled_from(LINES), max_size=3),
+                          st.booleans()), min_size=1, max_size=10))
+def test_line_edits_incremental_equals_full(edits):
+    """Whole lines inserted/deleted (as an editor sends them): the incremental result equals a full one."""
+    document = Document(BASE)
+    ENGINE.analyze(document)
+    for row, cut, inserted, at_end in edits:
+        lines = document.text.split("\n")
+        row %= len(lines)
+        if at_end and row > 0:  # "...\n" + text at the end of the previous line, as after pressing Enter
+            lines[row - 1: row - 1 + cut + 1] = [lines[row - 1]] + inserted + lines[row + cut:row + cut] \
+                if cut == 0 else [lines[row - 1]] + inserted
+            text = "\n".join(lines if cut == 0 else lines)
+        else:
+            text = "\n".join(lines[:row] + inserted + lines[row + cut:])
+        document.update(text)
+        incremental = ENGINE.analyze(document)
+        full = Engine(ENGINE.catalog, ENGINE.settings).analyze(document)
+        assert incremental.error is None and full.error is None
+        assert [_key(u) for u in incremental.uses] == [_key(u) for u in full.uses]
+        assert incremental.ref_counts == full.ref_counts
+        assert (incremental.alias, incremental.alias_edit) == (full.alias, full.alias_edit)
+
+
+def test_line_insert_is_incremental():
+    document = Document(BASE)
+    ENGINE.analyze(document)
+    lines = BASE.split("\n")
+    row = next(i for i, line in enumerate(lines) if "y = F.relu" in line)
+    for text in ("        h = F.relu(x)", "        z = F.relu(self.fc(x))", ""):
+        lines.insert(row, text)
+        document.update("\n".join(lines))
+        again = ENGINE.analyze(document)
+        assert again.imports is None, text  # the incremental path ran
+        fresh = Engine(ENGINE.catalog, ENGINE.settings).analyze(Document(document.text))
+        assert [_key(u) for u in again.uses] == [_key(u) for u in fresh.uses]
+    del lines[row]  # a line deleted
+    document.update("\n".join(lines))
+    again = ENGINE.analyze(document)
+    assert again.imports is None
+    fresh = Engine(ENGINE.catalog, ENGINE.settings).analyze(Document(document.text))
+    assert [_key(u) for u in again.uses] == [_key(u) for u in fresh.uses]
