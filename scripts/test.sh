@@ -33,4 +33,5 @@ if "$PY" -m kb docs --help >/dev/null 2>&1; then
 fi
 
 echo "== tests"
+export MSMAP_NO_SKIP=1  # a missing install step must fail, not skip
 "$PY" -m pytest -q -p no:cacheprovider "$@"

@@ -45,3 +45,17 @@ def run_msmap(*args: str, data: Path | None = None, db: Path | None = None, **kw
     env.pop("MSMAP_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=kw.pop("timeout", 120), **kw)
+
+
+def pytest_collection_modifyitems(config, items):
+    """With MSMAP_NO_SKIP=1 (set by scripts/test.sh, so CI) no test may skip for a missing tool.
+
+    A few tests skip when mindspore, torch, datasette or nvim is absent, which is right on a
+    developer's partial install but would hide a missing install step in CI: there, the skip
+    markers are removed and such a test fails instead.
+    """
+    if os.environ.get("MSMAP_NO_SKIP") != "1":
+        return
+    for item in items:
+        for node in item.listchain():  # the function, its class and its module
+            node.own_markers = [m for m in node.own_markers if m.name != "skipif"]
