@@ -282,10 +282,14 @@ class Engine:
 
     def _plan(self, site: Site, choice: Any, caveats: list, source: bytes, alias: str,
               renames: list[TextEdit]) -> tuple[str, list[TextEdit], Optional[str], str]:
-        """(title, edits, behaviour, reason) for a site, cached by the text it covers."""
+        """(title, edits, behaviour, reason) for a site, cached by the text it covers.
+
+        Class bases and method definitions are not cached: their plans depend on text
+        outside the anchor (the class name in the title, the methods it renames).
+        """
         anchor = site.call if site.call is not None else site.node
         key = None
-        if not renames and anchor is not None:
+        if not renames and anchor is not None and site.kind not in ("class_base", "method_def"):
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
             key = (site.kind, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
                    site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])

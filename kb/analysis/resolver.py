@@ -59,9 +59,10 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-def _reference(node: Any, name: str, source: bytes) -> Reference:
+def _reference(node: Any, name: str, source: bytes, parent: Any = False) -> Reference:
     levels, current = [], node
-    parent = current.parent
+    if parent is False:
+        parent = current.parent
     while parent is not None and parent.type == "attribute":
         end = current.end_byte
         if parent.end_byte == end:
@@ -149,11 +150,12 @@ class Resolver:
         if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
             return
         name = self.source[start:end].decode("utf-8", "replace")
-        role, owner = roles.role(node)
+        parent = node.parent
+        role, owner = roles.role(node, parent)
         if role != roles.REF and role != roles.SKIP:
             self.non_refs.append(start)
         if role == roles.REF:
-            self.refs[start] = _reference(node, name, self.source)
+            self.refs[start] = _reference(node, name, self.source, parent)
         elif role == roles.IMPORT:
             stmt = import_statement_of(node)
             if stmt is not None and stmt.start_byte not in self.imports.statements:

@@ -23,9 +23,13 @@ def _same(a: Optional[Any], b: Any) -> bool:
     return a is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte
 
 
-def role(node: Any) -> tuple[str, Any]:
-    """(role, owner): owner is the assignment, loop, comprehension or function involved."""
-    parent = node.parent
+def role(node: Any, parent: Any = False) -> tuple[str, Any]:
+    """(role, owner): owner is the assignment, loop, comprehension or function involved.
+
+    ``parent`` may be given when the caller already has ``node.parent`` (it is not free).
+    """
+    if parent is False:
+        parent = node.parent
     if parent is None:
         return SKIP, None
     kind = parent.type
