@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -127,6 +128,9 @@ class TimingProtocol(LanguageServerProtocol):
             params = data.get("params") or {}
             self._server.published[(params.get("uri"), params.get("version"))] = time.perf_counter()
             self._server.arrived.set()
+            if self._server.payload is None:  # once, after the stamp: the size of one publication
+                found = params.get("diagnostics") or []
+                self._server.payload = (len(found), len(json.dumps(data, separators=(",", ":"))))
             data = dict(data, params=dict(params, diagnostics=[]))
         return super().structure_message(data)
 
@@ -135,6 +139,7 @@ class Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("bench", "1", protocol_cls=TimingProtocol)
         self.published: dict[tuple[str, int], float] = {}
+        self.payload: tuple[int, int] | None = None  # (diagnostics, bytes) of the first publication
         self.arrived = asyncio.Event()
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -211,7 +216,7 @@ async def measure(env: dict, text: str, args: argparse.Namespace, log: Path) -> 
     client = await start(env, log)
     did_open(client, uri, text)
     await client.wait_published(uri, 1)
-    result: dict = {"rss_open": rss_mb(client)}
+    result: dict = {"rss_open": rss_mb(client), "payload": client.payload}
 
     async def hover(target: str, line: int, character: int) -> float:
         started = time.perf_counter()
@@ -312,9 +317,12 @@ def main() -> int:
         ("change -> diagnostics received, typing, p95 (ms)", pct(res["typing"], 95), TARGETS["diagnostics_p95"], "ms"),
         ("change -> diagnostics received, new line, p50 (ms)", pct(res["structural"], 50), None, "ms"),
         ("change -> diagnostics received, new line, p95 (ms)", pct(res["structural"], 95), TARGETS["diagnostics_p95"], "ms"),
+        ("publishDiagnostics: diagnostics per message", res["payload"][0], None, ""),
+        ("publishDiagnostics: bytes per diagnostic", res["payload"][1] / max(1, res["payload"][0]), None, "B"),
         ("cold start to first diagnostics (ms)", cold, TARGETS["cold_start"], "ms"),
         ("  baseline: python + import lsprotocol.types", base, None, "ms"),
         ("  cold start / baseline", cold / base, None, "x"),
+        ("  cold start - baseline (ms): the server's own share", cold - base, None, "ms"),
         ("server RSS, no document (MiB)", statistics.median(s[1] for s in starts), None, "MB"),
         ("server RSS, 5,000-line file open (MiB)", res["rss_end"], None, "MB"),
     ])

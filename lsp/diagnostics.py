@@ -12,10 +12,11 @@ Which settings key decides a use's severity:
 | consistent, renamed, param_names_differ                         | rename           |
 | a probe found no kernel on the configured device                | deviceSupport    |
 
-``code`` is the relation, or the id of the caveat that raised the severity; ``data`` holds
-what code actions need.  A 5,000-line file can hold thousands of uses, so diagnostics are
-built as JSON text: each use's range-free part is serialized once (``Serializer`` keeps it
-while the use's verdict is unchanged) and only ranges are formatted on every publish.
+``code`` is the relation, or the id of the caveat that raised the severity.  There is no
+``data``: code actions are planned from the current analysis, found by the diagnostic's range.
+A 5,000-line file can hold thousands of uses, so diagnostics are built as compact JSON text:
+each use's range-free part is serialized once (``Serializer`` keeps it while the use's verdict
+is unchanged) and only ranges are formatted on every publish.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ LEVELS = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 CONTEXT = frozenset({"context_change", "composite"})
 BEHAVIOUR = frozenset({"param_semantics_differ", "defaults_differ", "torch_more_params"})
 LOUD_CAVEATS = ("error", "warning")
+COMPACT = (",", ":")  # no spaces: thousands of diagnostics per publication
 
 
 def lsp_range(span: Any) -> types.Range:
@@ -56,18 +58,22 @@ def severity_key(use: Any) -> tuple[str, Optional[str]]:
 
 
 def message(use: Any) -> str:
+    """One line: the torch name, its MindSpore target, and why it needs attention.  The relation is
+    not repeated: it is the diagnostic's ``code`` (or, for a caveat code, on the hover card)."""
     if use.guess:
         target = f" → {use.api}" if use.api else ""
-        return f"possibly {use.torch_name}{target}: the receiver's type is unknown"
+        return f"possibly {use.torch_name}{target} (receiver type unknown)"
     if use.category == "none":
         return f"{use.torch_name}: {use.reason or 'no MindSpore equivalent'}"
-    relation = use.relation.replace("_", " ")
     fallback = f" ({use.choice.target.get('family')} API; none in the configured family)" if use.fallback else ""
-    if use.behaviour:
-        return f"{use.torch_name} → {use.api}{fallback} ({relation}): {use.behaviour}"
-    if use.reason:  # not automatic: the engine's reason names the relation itself
-        return f"{use.torch_name} → {use.api}{fallback}: {use.reason}"
-    return f"{use.torch_name} → {use.api}{fallback} ({relation})"
+    detail = use.behaviour or _without_relation(use.reason or "", use.relation)
+    return f"{use.torch_name} → {use.api}{fallback}" + (f": {detail}" if detail else "")
+
+
+def _without_relation(reason: str, relation: Optional[str]) -> str:
+    """The engine's reason for a manual rewrite starts with the relation's words ("defaults differ: ...")."""
+    words = f"{(relation or '').replace('_', ' ')}: "
+    return reason[len(words):] if relation and reason.startswith(words) else reason
 
 
 def device_problem(use: Any, device: str) -> Optional[str]:
@@ -87,18 +93,16 @@ def parts(use: Any, settings: ServerSettings) -> list[dict[str, Any]]:
     if use.kind == "import":
         return []  # the uses of an imported name carry the diagnostics
     key, caveat = severity_key(use)
-    data = {"torch": use.torch_name, "category": use.category, "fixable": bool(use.edits)}
     href = {"href": settings.docs_url(use.torch_name)}
     out = []
     level = getattr(settings.severity, key)
     if level != "off":
         out.append({"severity": LEVELS[level], "code": caveat or use.relation or "no_equivalent", "source": SOURCE,
-                    "message": message(use), "codeDescription": href, "data": data})
+                    "message": message(use), "codeDescription": href})
     problem = device_problem(use, settings.device) if use.api else None
     if problem and settings.severity.device_support != "off":
         out.append({"severity": LEVELS[settings.severity.device_support], "code": "device_support",
-                    "source": SOURCE, "message": problem, "codeDescription": href,
-                    "data": dict(data, device=settings.device)})
+                    "source": SOURCE, "message": problem, "codeDescription": href})
     return out
 
 
@@ -107,7 +111,7 @@ def verdict(use: Any) -> tuple:
     settings) the torch name, target API and relation fix the target, hence its caveats and probes."""
     choice = use.choice
     target = choice.target if choice is not None else None
-    return (use.torch_name, use.kind, use.category, use.reason, use.behaviour, use.guess, bool(use.edits),
+    return (use.torch_name, use.kind, use.category, use.reason, use.behaviour, use.guess,
             target.get("api") if target else None, target.get("relation") if target else None,
             choice.fallback if choice is not None else False)
 
@@ -135,7 +139,8 @@ class Serializer:
             if found is None:
                 if len(self._parts) > self.LIMIT:
                     self._parts.clear()
-                found = self._parts[key] = [json.dumps(p)[1:] for p in parts(use, self.settings)]
+                found = self._parts[key] = [json.dumps(p, separators=COMPACT)[1:]
+                                            for p in parts(use, self.settings)]
             if found:
                 where = range_json(use.range)
                 items.extend(f"{{{where},{p}" for p in found)

@@ -5,13 +5,15 @@ from typing import Any, Optional
 
 from lsprotocol import types
 
-from lsp import markdown, symbols
+from lsp import symbols
 from lsp.diagnostics import lsp_range
 from lsp.settings import ServerSettings
 
 
 def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
              kind: types.MarkupKind = types.MarkupKind.Markdown) -> Optional[types.Hover]:
+    from lsp import markdown  # the cards are not needed before the first hover: kept off the start-up path
+
     document = analysis.document
     use = analysis.use_at(offset)
     if use is not None:
@@ -30,6 +32,8 @@ def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
 
 def card_for(kb: Any, name: str, settings: ServerSettings) -> Optional[str]:
     """``msmap.lookup``: the card of a typed name (torch or MindSpore), or None."""
+    from lsp import markdown
+
     canonical = kb.resolve(name)
     if canonical is None:
         return None

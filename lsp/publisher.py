@@ -24,10 +24,12 @@ SETTLE_MS = 30.0  # an analysis this slow (a full one) leaves many long-lived ob
 
 def settle() -> None:
     """Collect garbage once, then freeze what survives (the knowledge base, trees, the analysis the
-    next edits start from): later full collections skip them instead of costing ~30 ms mid-edit."""
+    next edits start from): later full collections skip them instead of costing ~30 ms mid-edit.
+    ``msmap lsp`` starts with the collector off (start-up frees nothing); this turns it back on."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 class Publisher:
@@ -37,12 +39,14 @@ class Publisher:
         self.compute = compute  # document -> what to send (the serialized notification)
         self.send = send  # (document, what compute returned) -> None
         self.delay = delay
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, asyncio.Handle] = {}
         self._since: dict[str, float] = {}  # first unpublished change per document (for timings)
         self.last_ms: Optional[float] = None  # time spent in the last analysis, for logs and benchmarks
         self._settle: Optional[asyncio.Handle] = None
 
-    def schedule(self, uri: str) -> None:
+    def schedule(self, uri: str, delay: Optional[float] = None) -> None:
+        """Publish ``uri`` after ``delay`` (default: the debounce delay; 0: once the messages already
+        read are handled, as for a newly opened document, which has no burst to merge)."""
         doc = self.documents.get(uri)
         if doc is None:
             return
@@ -53,7 +57,9 @@ class Publisher:
         except RuntimeError:  # no loop (unit tests): publish at once
             self._run(uri, doc.version)
             return
-        self._timers[uri] = loop.call_later(self.delay, self._run, uri, doc.version)
+        delay = self.delay if delay is None else delay
+        self._timers[uri] = loop.call_later(delay, self._run, uri, doc.version) if delay > 0 \
+            else loop.call_soon(self._run, uri, doc.version)
 
     def schedule_all(self) -> None:
         for doc in self.documents:
@@ -83,8 +89,16 @@ class Publisher:
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("timing diagnostics %.3f ms", self.last_ms)
                 log.debug("timing change-to-publish %.3f ms", (time.perf_counter() - since) * 1000)
-            if self.last_ms >= SETTLE_MS and self._settle is None:
+            if (self.last_ms >= SETTLE_MS or not gc.isenabled()) and self._settle is None:
                 self._settle_soon()
+
+    def settle_later(self, seconds: float) -> None:
+        """Turn the collector back on after ``seconds`` if no publication has done it (nothing opened)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.call_later(seconds, lambda: None if gc.isenabled() else settle())
 
     def _settle_soon(self) -> None:
         try:

@@ -28,6 +28,7 @@ from lsp.settings import ServerSettings, parse_settings, section_of
 
 log = logging.getLogger("lsp.server")
 PYTHON_SUFFIXES = (".py", ".pyi")
+IDLE_SETTLE = 5.0  # seconds: the collector is back on by then even if no document was opened
 
 
 class MsmapServer(LanguageServer):
@@ -135,6 +136,7 @@ def timed(name: str, started: float) -> None:
 def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options)
     ls.open_kb()
+    ls.publisher.settle_later(IDLE_SETTLE)
 
 
 @server.feature(types.INITIALIZED)
@@ -161,7 +163,7 @@ def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if item.language_id == "python" or item.uri.endswith(PYTHON_SUFFIXES):
         ls.documents.open(item.uri, item.text, item.version)
-        ls.publisher.schedule(item.uri)
+        ls.publisher.schedule(item.uri, delay=0)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
