@@ -111,7 +111,11 @@ def merge(src: Sources) -> Iterable[tuple[Mapping, str, list[tuple[Target, str]]
         if cur and der:
             fams = {t.family for t in cur.targets}
             targets = [(t, "curated") for t in cur.targets] + [(t, "derived") for t in der.targets if t.family not in fams]
-            merged = cur.model_copy(update={"kind": cur.kind or der.kind, "advice": cur.advice or der.advice})
+            # derived advice explains a missing same-name API: keep it only while a derived
+            # no-equivalent target is still shown
+            der_advice = der.advice if any(
+                t.relation == "no_equivalent" for t, s in targets if s == "derived") else None
+            merged = cur.model_copy(update={"kind": cur.kind or der.kind, "advice": cur.advice or der_advice})
             yield merged, "curated+derived", targets
         elif cur:
             yield cur, "curated", [(t, "curated") for t in cur.targets]

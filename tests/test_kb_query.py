@@ -106,3 +106,14 @@ def test_names_candidates_pure():
     assert names.candidates("nn.Conv2d")[:2] == ["nn.Conv2d", "torch.nn.Conv2d"]
     assert names.candidates("ms.ops.topk") == ["mindspore.ops.topk"]
     assert names.method_name("x.view") == "view" and names.method_name("nn.Linear") is None
+
+
+@pytest.mark.parametrize("family, advice_kept", [("classic", False), ("mint", True)])
+def test_derived_advice_only_while_its_no_equivalent_target_shows(small_data, tmp_path, family, advice_kept):
+    from kb.query import KB
+
+    (small_data / "curated" / "unfold.yaml").write_text(
+        "mappings:\n  - torch: torch.nn.Unfoldable\n    targets:\n"
+        f"      - {{family: {family}, api: mindspore.ops.unfold, relation: renamed}}\n")
+    rec = KB.open(db=tmp_path / "u.sqlite", data=small_data).mapping("torch.nn.Unfoldable")
+    assert (rec["advice"] == "Compose it from ops.") is advice_kept
