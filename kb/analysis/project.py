@@ -160,14 +160,30 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
             if progress:
                 progress(index + 1, len(names))
         return results
-    chunk = max(1, min(64, len(names) // (jobs * 8)))
+    # Largest files first, in small chunks, so no worker is left with a big file at
+    # the end; results are put back in the input order.
+    order = sorted(range(len(names)), key=lambda i: -_size(names[i]))
+    chunk = max(1, min(16, len(names) // (jobs * 32)))
+    slots: list[Optional[FileReport]] = [None] * len(names)
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings)) as pool:
-        for index, report in enumerate(pool.imap(_scan_one, names, chunksize=chunk)):
-            results.append(report)
+        tasks = [(i, names[i]) for i in order]
+        for done, (index, report) in enumerate(pool.imap_unordered(_scan_indexed, tasks, chunksize=chunk)):
+            slots[index] = report
             if progress:
-                progress(index + 1, len(names))
-    return results
+                progress(done + 1, len(names))
+    return slots  # type: ignore[return-value]
+
+
+def _size(name: str) -> int:
+    try:
+        return os.stat(name).st_size
+    except OSError:
+        return 0
+
+
+def _scan_indexed(task: tuple[int, str]) -> tuple[int, FileReport]:
+    return task[0], _scan_one(task[1])
 
 
 # -- conversion ------------------------------------------------------------------------
