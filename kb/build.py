@@ -194,12 +194,10 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
         [_caveat_row(c, src.origin.get("caveat:" + c.id, "")) for c in src.caveats.values()], pk="id"
     )
     db["mapping_caveats"].insert_all(link_rows, pk=("torch", "caveat_id"), batch_size=5000)
-    db["checks"].insert_all(
-        [r for r in src.extra.get("checks", []) if isinstance(r, dict)], alter=True
-    ) if src.extra.get("checks") else None
-    db["probes"].insert_all(
-        [r for r in src.extra.get("probes", []) if isinstance(r, dict)], alter=True
-    ) if src.extra.get("probes") else None
+    for table in ("checks", "probes"):  # recorded verification results (data/checks, data/probes)
+        rows = [r for r in src.extra.get(table, []) if isinstance(r, dict)]
+        if rows:
+            db[table].insert_all(rows, alter=True)
 
     db.execute("CREATE INDEX idx_targets_api ON targets(api)")
     db.execute("CREATE INDEX idx_mappings_short ON mappings(short)")

@@ -61,49 +61,43 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+def _outside_quotes(text: str, start: int = 0):
+    """(index, char, depth) for each character outside quotes; depth counts open brackets after it."""
+    depth, quote = 0, None
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            quote = None if ch == quote else quote
+            continue
+        if ch in "'\"":
+            quote = ch
+            continue
+        if ch in OPEN:
+            depth += 1
+        elif ch in CLOSE:
+            depth -= 1
+        yield i, ch, depth
+
+
 def _parenthesised(text: str, open_at: int):
     """Text between the bracket at ``open_at`` and its partner, if the rest is a return note.
 
     Returns None when text follows the bracket, ``_UNBALANCED`` when it never closes.
     """
-    depth, quote = 0, None
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in OPEN:
-            depth += 1
-        elif ch in CLOSE:
-            depth -= 1
-            if depth == 0:
-                rest = text[i + 1:].strip()
-                if rest and not rest.startswith(("->", ":")):
-                    return None
-                return text[open_at + 1:i]
+    for i, ch, depth in _outside_quotes(text, open_at):
+        if ch in CLOSE and depth == 0:
+            rest = text[i + 1:].strip()
+            if rest and not rest.startswith(("->", ":")):
+                return None
+            return text[open_at + 1:i]
     return _UNBALANCED
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split on ``sep`` outside brackets and quotes."""
-    parts, depth, quote, cur = [], 0, None, []
-    for ch in text:
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in OPEN:
-            depth += 1
-        elif ch in CLOSE:
-            depth -= 1
-        elif ch == sep and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    parts.append("".join(cur))
-    return parts
+    cuts = [i for i, ch, depth in _outside_quotes(text) if ch == sep and depth == 0]
+    bounds = [-1] + cuts + [len(text)]
+    return [text[a + 1:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _params(inner: str) -> list[list] | None:
