@@ -57,6 +57,7 @@ class Catalog:
         self.kb = kb
         self._records: dict[str, Optional[Record]] = {}
         self._methods: dict[str, Optional[str]] = {}
+        self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
 
     def lookup(self, name: str) -> Optional[Record]:
         """The record of a fully qualified torch name, or None."""
@@ -76,6 +77,31 @@ class Catalog:
             record = None
         self._records[name] = record
         return record
+
+    def longest(self, base: str, attrs: tuple[str, ...]) -> Optional[tuple[int, str, Record]]:
+        """The longest known name among ``base``, ``base.attrs[0]``, ... as (attrs used, name, record).
+
+        Memoized: the same chains (``torch.float32``, ``nn.Linear``) recur across a project.
+        """
+        key = (base, attrs)
+        try:
+            return self._longest[key]
+        except KeyError:
+            pass
+        names, name = [base], base
+        for attr in attrs:
+            name = f"{name}.{attr}"
+            names.append(name)
+        found = None
+        for index in range(len(names) - 1, -1, -1):
+            record = self.lookup(names[index])
+            if record is not None:
+                found = (index, names[index], record)
+                break
+        if len(self._longest) > 200_000:
+            self._longest.clear()
+        self._longest[key] = found
+        return found
 
     def tensor_method(self, method: str) -> Optional[str]:
         """'torch.Tensor.<method>' when the KB has that Tensor method, else None."""

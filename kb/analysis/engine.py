@@ -152,23 +152,24 @@ class Engine:
 
     def analyze(self, document: Union[Document, str, bytes]) -> Analysis:
         """The document's uses; after a small edit only the edited statement is redone."""
-        if not isinstance(document, Document):
-            document = Document(document)
+        if not isinstance(document, Document):  # nobody else sees this document: no caching, and
+            return self._analyze_safely(Document(document), None)  # no Document <-> Analysis cycle for the GC
         key = ("analysis", id(self), self.settings)
         previous = document.cache.get(key)
         if previous is not None and previous.revision == document.revision:
             return previous
-        found = None
+        found = self._analyze_safely(document, previous)
+        document.cache[key] = found
+        return found
+
+    def _analyze_safely(self, document: Document, previous: Optional[Analysis]) -> Analysis:
         try:
-            if previous is not None:
-                found = reanalyze(self, document, previous)
-            if found is None:
-                found = self._analyze(document)
+            found = reanalyze(self, document, previous) if previous is not None else None
+            return found if found is not None else self._analyze(document)
         except Exception as exc:  # never fail an editor or a scan: report nothing, say why
             found = Analysis(document, [], "ms", None, {})
             found.error = f"{type(exc).__name__}: {exc}"
-        document.cache[key] = found
-        return found
+            return found
 
     def fixes(self, document: Union[Document, str, bytes], use: Use) -> list[Fix]:
         fix = self.analyze(document).fix(use)

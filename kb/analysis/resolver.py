@@ -18,7 +18,7 @@ from kb.analysis.catalog import Catalog, Record
 from kb.analysis.classes import LocalClass, is_class_record, member_of, methods_of
 from kb.analysis.imports import ImportTable, import_statement_of, is_torch_path
 from kb.analysis.scopes import Binding, Bindings, ScopeIndex
-from kb.analysis.words import find_words
+from kb.analysis.words import WORD_BYTES
 
 MAX_ROUNDS = 12
 
@@ -37,6 +37,7 @@ class Reference:
     call: Any = None
     assign: Optional[tuple[str, int, int]] = None  # `x = <call>`: (x, its start, statement end)
     class_node: Any = None
+    attrs: tuple = ()  # the attribute names of ``levels``
 
 
 @dataclass(eq=False, slots=True)
@@ -63,6 +64,7 @@ def _reference(node: Any, name: str, source: bytes, parent: Any = False) -> Refe
     levels, current = [], node
     if parent is False:
         parent = current.parent
+    attrs: tuple = ()
     while parent is not None and parent.type == "attribute":
         end = current.end_byte
         if parent.end_byte == end:
@@ -70,25 +72,31 @@ def _reference(node: Any, name: str, source: bytes, parent: Any = False) -> Refe
         attr = parent.child_by_field_name("attribute")
         if attr is None or attr.start_byte < end or attr.type != "identifier" or attr.is_missing:
             break
-        levels.append((parent, source[attr.start_byte:attr.end_byte].decode("utf-8", "replace")))
+        text = source[attr.start_byte:attr.end_byte].decode("utf-8", "replace")
+        levels.append((parent, text))
+        attrs += (text,)
         current, parent = parent, parent.parent
-    ref = Reference(node, name, levels, "load", current)
+    ref = Reference(node, name, levels, "load", current, attrs=attrs)
     if parent is None:
         return ref
-    if parent.type == "call" and parent.start_byte == current.start_byte:
-        function = parent.child_by_field_name("function")
-        if function is not None and function.end_byte == current.end_byte:
-            ref.context, ref.call = "call", parent
-            holder = parent.parent
-            if holder is not None and holder.type == "assignment":
-                left, right = holder.child_by_field_name("left"), holder.child_by_field_name("right")
-                if left is not None and left.type == "identifier" and right is not None \
-                        and right.start_byte == parent.start_byte and right.end_byte == parent.end_byte:
-                    ref.assign = (source[left.start_byte:left.end_byte].decode("utf-8", "replace"),
-                                  left.start_byte, holder.end_byte)
-    elif parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "class_definition":
-        ref.context, ref.class_node = "class_base", parent.parent
-    elif parent.type in ("assignment", "augmented_assignment") and parent.start_byte == current.start_byte:
+    kind = parent.type
+    if kind == "call":
+        if parent.start_byte == current.start_byte:
+            function = parent.child_by_field_name("function")
+            if function is not None and function.end_byte == current.end_byte:
+                ref.context, ref.call = "call", parent
+                holder = parent.parent
+                if holder is not None and holder.type == "assignment":
+                    left, right = holder.child_by_field_name("left"), holder.child_by_field_name("right")
+                    if left is not None and left.type == "identifier" and right is not None \
+                            and right.start_byte == parent.start_byte and right.end_byte == parent.end_byte:
+                        ref.assign = (source[left.start_byte:left.end_byte].decode("utf-8", "replace"),
+                                      left.start_byte, holder.end_byte)
+    elif kind == "argument_list":
+        holder = parent.parent
+        if holder is not None and holder.type == "class_definition":
+            ref.context, ref.class_node = "class_base", holder
+    elif kind in ("assignment", "augmented_assignment") and parent.start_byte == current.start_byte:
         ref.context = "store"
     return ref
 
@@ -137,20 +145,30 @@ class Resolver:
 
     def _scan_pending(self) -> None:
         pending, self._pending = sorted(self._pending), []
+        source, occurrence, size = self.source, self._occurrence, len(self.source)
         for name, start, end in pending:
             word = name.encode()
-            for at in find_words(self.source, word, start, end):
-                self._occurrence(at, at + len(word))
+            width = len(word)
+            at = source.find(word, start, end)
+            while at >= 0:  # kb.analysis.words.find_words, inlined (this loop is hot)
+                after = at + width
+                if (at == 0 or source[at - 1] not in WORD_BYTES) and (after >= size or source[after] not in WORD_BYTES):
+                    occurrence(at, after, name)
+                at = source.find(word, after, end)
 
-    def _occurrence(self, start: int, end: int) -> None:
-        if start in self._seen:
+    def _occurrence(self, start: int, end: int, name: str) -> None:
+        seen = self._seen
+        if start in seen:
             return
-        self._seen.add(start)
+        seen.add(start)
         node = self.root.named_descendant_for_byte_range(start, end)
         if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
             return
-        name = self.source[start:end].decode("utf-8", "replace")
         parent = node.parent
+        if parent is not None and parent.type == "attribute":  # the common case, decided here
+            if parent.end_byte != end:
+                self.refs[start] = _reference(node, name, self.source, parent)
+            return
         role, owner = roles.role(node, parent)
         if role != roles.REF and role != roles.SKIP:
             self.non_refs.append(start)
@@ -265,35 +283,28 @@ class Resolver:
         return None
 
     def _resolve_path(self, ref: Reference, base: str) -> Optional[Site]:
+        found = self.catalog.longest(base, ref.attrs)
+        if found is None:
+            return None
+        index, name, record = found
         levels = ref.levels
-        names, name = [base], base
-        for _, attr in levels:
-            name = f"{name}.{attr}"
-            names.append(name)
-        lookup = self.catalog.lookup
-        for index in range(len(names) - 1, -1, -1):
-            record = lookup(names[index])
-            if record is None:
-                continue
-            nodes = [ref.node] + [n for n, _ in levels]
-            outer = index == len(names) - 1
-            context = ref.context if outer else "load"
-            if context == "call":
-                if ref.assign is not None and is_class_record(record):
-                    self._bind_typed(ref, names[index])
-                return Site(names[index], record, "call", nodes[index], call=ref.call)
-            if context == "class_base":
-                if self.frozen:
-                    raise Rediscovery("a base class")
-                local = self._local_class(ref.class_node)
-                if names[index] not in local.torch_bases:
-                    local.torch_bases.append(names[index])
-                    local.base_nodes.append((nodes[index], names[index]))
-                    self._classes_changed()
-                self._adopt(local)
-                return Site(names[index], record, "class_base", nodes[index], local_class=local)
-            return Site(names[index], record, "attribute", nodes[index])
-        return None
+        node = levels[index - 1][0] if index else ref.node
+        context = ref.context if index == len(levels) else "load"
+        if context == "call":
+            if ref.assign is not None and is_class_record(record):
+                self._bind_typed(ref, name)
+            return Site(name, record, "call", node, call=ref.call)
+        if context == "class_base":
+            if self.frozen:
+                raise Rediscovery("a base class")
+            local = self._local_class(ref.class_node)
+            if name not in local.torch_bases:
+                local.torch_bases.append(name)
+                local.base_nodes.append((node, name))
+                self._classes_changed()
+            self._adopt(local)
+            return Site(name, record, "class_base", node, local_class=local)
+        return Site(name, record, "attribute", node)
 
     def _bind_typed(self, ref: Reference, target: Any) -> None:
         if self.frozen:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(128, 256))
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(128, 256))
 
 
 def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
@@ -17,8 +17,8 @@ def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = 
     at = source.find(word, start, end)
     while at >= 0:
         after = at + size
-        if (at == 0 or source[at - 1] not in _WORD_BYTES) and (after >= len(source)
-                                                                  or source[after] not in _WORD_BYTES):
+        if (at == 0 or source[at - 1] not in WORD_BYTES) and (after >= len(source)
+                                                                  or source[after] not in WORD_BYTES):
             yield at
         at = source.find(word, after, end)
 
