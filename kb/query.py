@@ -80,6 +80,16 @@ class KB:
             self._torch_names = frozenset(r[0] for r in self.conn.execute("SELECT torch FROM mappings"))
         return self._torch_names
 
+    @property
+    def by_short(self) -> dict[str, list[str]]:
+        """Torch names by their last component, each list sorted (the engine asks this per unknown name)."""
+        if not hasattr(self, "_by_short"):
+            found: dict[str, list[str]] = {}
+            for name in sorted(self.torch_names):
+                found.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+            self._by_short = found
+        return self._by_short
+
     def is_torch_api(self, name: str) -> bool:
         return name in self.torch_names
 
@@ -104,11 +114,10 @@ class KB:
         method = names.method_name(name)
         if method and self.tensor_method(method):
             return f"torch.Tensor.{method}", []
-        short = names.normalize(name).rsplit(".", 1)[-1]
-        rows = [r[0] for r in self.conn.execute("SELECT torch FROM mappings WHERE short=? ORDER BY torch", (short,))]
+        rows = self.by_short.get(names.normalize(name).rsplit(".", 1)[-1], [])
         if len(rows) == 1:
             return rows[0], []
-        return None, rows
+        return None, list(rows)
 
     def suggest(self, name: str, n: int = 5) -> list[str]:
         import difflib

@@ -37,17 +37,25 @@ def is_reexport(name: str, canonical: str) -> bool:
 
     ``torch.nn.modules.conv.Conv2d`` -> ``torch.nn.Conv2d`` and ``torch.optim.sgd.SGD``
     -> ``torch.optim.SGD`` qualify; ``torch.cuda.manual_seed`` -> ``torch.manual_seed``
-    does not (a different API that happens to share its leaf name).
+    does not (a different API that happens to share its leaf name).  A dropped part
+    must be private (``_C``), the leaf's own module (``sgd``), or come after a
+    dropped ``modules`` (``conv`` in ``nn.modules.conv``).
     """
     parts, kept = name.split("."), canonical.split(".")
     if parts[-1] != kept[-1] or not canonical.startswith("torch"):
         return False
-    removed = [p for p in parts[:-1] if p not in kept[:-1]]
-    if not removed or [p for p in parts[:-1] if p in kept[:-1]] != kept[:-1]:
+    head, modules = parts[:-1], set(kept[:-1])
+    if [p for p in head if p in modules] != kept[:-1]:
         return False
-    if "modules" in removed:
-        return True
-    return all(p.startswith("_") or p == parts[-1].lower() for p in removed)
+    removed = [i for i, p in enumerate(head) if p not in modules]
+    if not removed:
+        return False
+    cut = head.index("modules") if "modules" in head and "modules" not in modules else len(head)
+    return all(i >= cut or _droppable(head[i], parts[-1]) for i in removed)
+
+
+def _droppable(part: str, leaf: str) -> bool:
+    return part.startswith("_") or part == leaf.lower()
 
 
 class Catalog:
@@ -58,6 +66,8 @@ class Catalog:
         self._records: dict[str, Optional[Record]] = {}
         self._methods: dict[str, Optional[str]] = {}
         self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
+        self._reachable: dict[str, bool] = {}
+        self._index: Optional[tuple[set[str], dict[str, set[str]], set[str]]] = None
 
     def lookup(self, name: str) -> Optional[Record]:
         """The record of a fully qualified torch name, or None."""
@@ -102,6 +112,61 @@ class Catalog:
             self._longest.clear()
         self._longest[key] = found
         return found
+
+    def reaches(self, path: str) -> bool:
+        """Whether some ``path.a.b...`` could name a known API (directly or as a re-export).
+
+        False for torch internals with nothing public below them (``torch._inductor.config``,
+        ``torch.testing._internal.opinfo.core.DecorateInfo``): the resolver then never looks
+        at the name's occurrences, which are about half of all names in torch's own sources.
+        Errs towards True: a True that could be False only costs time.
+        """
+        found = self._reachable.get(path)
+        if found is None:
+            found = self._reachable[path] = self._reaches(path)
+        return found
+
+    def _reaches(self, path: str) -> bool:
+        if self.lookup(path) is not None:
+            return True
+        names = self._names()
+        if names is None:
+            return True  # the KB cannot list its names: assume anything may be known
+        prefixes, by_part, everything = names
+        if path in prefixes:
+            return True
+        # A re-export keeps every part before a dropped ``modules`` unless it is private or
+        # the leaf's own module: some known name must hold all such parts (or end in one).
+        parts = path.split(".")
+        if "modules" in parts:
+            parts = parts[: parts.index("modules")]
+        needed = [p for p in parts if not p.startswith("_")]
+        candidates: Optional[set[str]] = None
+        for part in needed:
+            holders = by_part.get(part, set())
+            candidates = holders if candidates is None else candidates & holders
+            if not candidates:
+                return False
+        return bool(everything if candidates is None else candidates)
+
+    def _names(self) -> Optional[tuple[set[str], dict[str, set[str]], set[str]]]:
+        """(dotted prefixes of known names, known names by module part or lower-cased leaf, all names)."""
+        if self._index is None:
+            listed = getattr(self.kb, "torch_names", None)
+            if listed is None:
+                listed = getattr(self.kb, "records", None)
+            if listed is None:
+                return None
+            prefixes: set[str] = set()
+            by_part: dict[str, set[str]] = {}
+            for name in listed:
+                parts = name.split(".")
+                for index in range(1, len(parts) + 1):
+                    prefixes.add(".".join(parts[:index]))
+                for part in set(parts[:-1]) | {parts[-1].lower()}:
+                    by_part.setdefault(part, set()).add(name)
+            self._index = (prefixes, by_part, set(listed))
+        return self._index
 
     def tensor_method(self, method: str) -> Optional[str]:
         """'torch.Tensor.<method>' when the KB has that Tensor method, else None."""

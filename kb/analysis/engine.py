@@ -12,7 +12,7 @@ Analysis is cheap enough to redo on every edit: parsing is incremental
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from kb.analysis.arguments import Blocked
 from kb.analysis.catalog import Catalog, KnowledgeBase
@@ -34,7 +34,7 @@ class Analysis:
     """Uses of one document revision, sorted by position, plus what fixes need."""
 
     def __init__(self, document: Document, uses: list[Use], alias: str, alias_edit: Optional[TextEdit],
-                 ref_counts: dict[str, int], imports: Optional[ImportTable] = None, environment: Any = None,
+                 ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]], imports: Optional[ImportTable] = None, environment: Any = None,
                  has_torch_imports: bool = False, ordered: bool = False,
                  spans: Optional[list[tuple[int, int]]] = None) -> None:
         self.document = document
@@ -45,7 +45,7 @@ class Analysis:
         self.uses = uses if ordered else sorted(uses, key=lambda u: (u.start, u.end))
         self.alias = alias
         self.alias_edit = alias_edit
-        self.ref_counts = ref_counts
+        self._ref_counts = ref_counts  # a dict, or what computes it on first use
         self.imports = imports  # None after an incremental re-analysis
         self._environment = environment  # what incremental.reanalyze reuses (built on first need)
         self.has_torch_imports = has_torch_imports
@@ -53,6 +53,13 @@ class Analysis:
         self._starts = [u.start for u in self.uses]
         self._widest: Optional[int] = None
         self._spans: Optional[list[tuple[int, int]]] = spans
+
+    @property
+    def ref_counts(self) -> dict[str, int]:
+        """References per name bound by a torch import (fix-all's import clean-up)."""
+        if callable(self._ref_counts):
+            self._ref_counts = self._ref_counts()
+        return self._ref_counts
 
     @property
     def environment(self) -> Any:
@@ -225,7 +232,7 @@ class Engine:
                 why = bases[use.group].reason if use.group in bases else ""
                 use.reason = use.reason or f"its class is not migrated automatically ({why})"
             use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
-        return self._result(document, uses, alias, alias_edit, resolver.ref_counts, resolver.imports,
+        return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
                             (resolver, skip), resolver.has_torch_imports)
 
     def _result(self, *args: Any) -> Analysis:

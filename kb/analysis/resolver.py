@@ -18,7 +18,7 @@ from kb.analysis.catalog import Catalog, Record
 from kb.analysis.classes import LocalClass, is_class_record, member_of, methods_of
 from kb.analysis.imports import ImportTable, import_statement_of, is_torch_path
 from kb.analysis.scopes import Binding, Bindings, ScopeIndex
-from kb.analysis.words import WORD_BYTES
+from kb.analysis.words import WORD_BYTES, find_words
 
 MAX_ROUNDS = 12
 
@@ -207,7 +207,7 @@ class Resolver:
             torch = is_torch_path(name.target)
             self.bindings.add(Binding(name.bound, scope, stmt.end_byte, "module" if torch else "other",
                                       name.target if torch else None, name.ident))
-            if torch:
+            if torch and self.catalog.reaches(name.target):
                 self._want(name.bound)
 
     # -- resolution ----------------------------------------------------------------
@@ -232,13 +232,28 @@ class Resolver:
 
     @property
     def ref_counts(self) -> dict[str, int]:
-        """References per name bound by a torch import (what import clean-up needs)."""
+        """References per name bound by a torch import (what import clean-up needs).
+
+        Names that were never followed (their imports reach nothing known) are counted here,
+        on demand: only fix-all's import clean-up asks.
+        """
         bound = {n.bound for _, n in self.imports.names if is_torch_path(n.target)}
         counts: dict[str, int] = {}
         for ref in self.refs.values():
             if ref.name in bound:
                 counts[ref.name] = counts.get(ref.name, 0) + 1
+        for name in sorted(bound - self.names):
+            word = name.encode()
+            found = sum(1 for at in find_words(self.source, word) if self._is_reference(at, at + len(word)))
+            if found:
+                counts[name] = found
         return counts
+
+    def _is_reference(self, start: int, end: int) -> bool:
+        node = self.root.named_descendant_for_byte_range(start, end)
+        if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
+            return False
+        return roles.role(node)[0] == roles.REF
 
     @property
     def names(self) -> set[str]:

@@ -85,3 +85,31 @@ def test_every_record_converts_to_valid_python(real_kb, classic):
     result = convert_source(classic, source)
     ast.parse(result.source)
     assert convert_source(classic, result.source).source == result.source
+
+
+def test_instance_attribute_named_like_an_api_is_not_a_use(classic):
+    """``self.is_tensor`` on a Module subclass imported by its implementation path is the instance's
+    own attribute, not ``torch.is_tensor`` (an over-eager re-export rule once said it was)."""
+    src = ("from torch.nn.modules.container import Module\n"
+           "class P(Module):\n"
+           "    def __init__(self):\n"
+           "        self.is_tensor = True\n"
+           "        if self.is_tensor:\n"
+           "            pass\n")
+    names = [u.torch_name for u in classic.analyze(src).uses]
+    assert "torch.is_tensor" not in names and "torch.nn.Module" in names
+
+
+def test_internal_imports_find_nothing_but_still_count_for_import_cleanup(classic):
+    """Names imported from torch internals with nothing public below them are not followed (half of
+    the names in torch's own sources), yet fix-all still sees their references when it tidies imports."""
+    src = ("import torch\n"
+           "from torch._inductor.pattern_matcher import CallFunction, Ignored\n"
+           "CallFunction(torch.cat, Ignored())\n"
+           "Ignored.x = CallFunction\n")
+    analysis = classic.analyze(src)
+    assert [u.torch_name for u in analysis.uses if u.counts] == ["torch.cat"]
+    assert analysis.ref_counts == {"torch": 1, "CallFunction": 2, "Ignored": 2}
+    assert not classic.catalog.reaches("torch._inductor.pattern_matcher.CallFunction")
+    assert classic.catalog.reaches("torch.nn.modules.conv")  # -> torch.nn.Conv2d ...
+    assert classic.catalog.reaches("torch.optim.sgd")  # -> torch.optim.SGD

@@ -158,3 +158,19 @@ def test_broken_file_still_gives_uses(engine):
 def test_half_typed_chain(engine):
     uses = engine.analyze("import torch\ntorch.nn.\nx = torch.cat(a)\n").uses
     assert [u.torch_name for u in uses] == ["torch.cat"]
+
+
+@pytest.mark.parametrize("name, canonical, expected", [
+    ("torch.nn.modules.conv.Conv2d", "torch.nn.Conv2d", True),
+    ("torch.nn.modules.linear.Linear", "torch.nn.Linear", True),
+    ("torch.optim.sgd.SGD", "torch.optim.SGD", True),
+    ("torch._C._VariableFunctions.cat", "torch.cat", True),
+    ("torch.cuda.manual_seed", "torch.manual_seed", False),
+    # a part before a dropped ``modules`` must be kept: this is an attribute of a Module, not the API
+    ("torch.nn.modules.container.Module.is_tensor", "torch.is_tensor", False),
+    ("torch.nn.Linear", "torch.nn.Linear", False),
+])
+def test_reexport_rule(name, canonical, expected):
+    from kb.analysis.catalog import is_reexport
+
+    assert is_reexport(name, canonical) is expected
