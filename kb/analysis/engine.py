@@ -21,7 +21,7 @@ from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
 from kb.analysis.resolver import Resolver, Site
-from kb.analysis.rewrite import behaviour_note, method_renames, plan
+from kb.analysis.rewrite import behaviour_note, is_auto, method_renames, plan
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
@@ -143,6 +143,7 @@ class Engine:
         # call is not planned again after an edit elsewhere in the file.
         self._plans: dict[tuple, tuple] = {}
         self._choices: dict[str, Any] = {}  # torch name -> (target choice, relevant caveats)
+        self._memos: dict[tuple, tuple] = {}  # see _memo
         self._settings_key = (self._settings.family, self._settings.ms_version, self._settings.device)
 
     @property
@@ -156,6 +157,7 @@ class Engine:
         self._settings_key = (value.family, value.ms_version, value.device)
         self._plans.clear()
         self._choices.clear()
+        self._memos.clear()
 
     def analyze(self, document: Union[Document, str, bytes]) -> Analysis:
         """The document's uses; after a small edit only the edited statement is redone."""
@@ -218,7 +220,8 @@ class Engine:
                 if edit is not None:
                     renames.setdefault(site.local_class.key, []).append(edit)
         direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
-        uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases) for site in sites]
+        ascii = source.isascii()
+        uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
         for use in uses:  # a method of a migrated class is fixed by its class's migration
@@ -252,10 +255,13 @@ class Engine:
         return found
 
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
-             direct_bases: set[int]) -> Use:
-        if site.node is not None:
-            span = _range(source, site.node.start_byte, site.node.end_byte, site.node.start_point,
-                          site.node.end_point)
+             direct_bases: set[int], ascii: bool = False) -> Use:
+        node = site.node
+        if node is not None and ascii:  # columns are UTF-16 units, which ASCII bytes are one by one
+            (line, column), (end_line, end_column) = node.start_point, node.end_point
+            span = Range(Position(line, column, node.start_byte), Position(end_line, end_column, node.end_byte))
+        elif node is not None:
+            span = _range(source, node.start_byte, node.end_byte, node.start_point, node.end_point)
         else:
             span = _range(source, site.start, site.end)
         verdict = self._verdict(site.record)
@@ -268,8 +274,7 @@ class Engine:
         if choice is None:
             use.reason = f"no MindSpore {self.settings.ms_version} target in the KB"
         elif choice.relation == "no_equivalent" or not choice.api:
-            advice = site.record.get("advice") or choice.target.get("note")
-            use.reason = "no MindSpore equivalent" + (f": {first_sentence(advice)}" if advice else "")
+            use.reason = self._memo("none", (site.record, choice.target), lambda: no_equivalent_reason(site.record, choice))
         elif site.kind == "import":
             use.reason = ""
         elif site.kind == "method_def" and group in direct_bases:
@@ -295,6 +300,9 @@ class Engine:
         Class bases and method definitions are not cached: their plans depend on text
         outside the anchor (the class name in the title, the methods it renames).
         """
+        if not choice.api or not (is_auto(choice) or (site.kind == "class_base" and choice.relation == "context_change")):
+            # what ``plan`` would refuse, whatever the text
+            return "", [], None, self._memo("manual", (choice.target, caveats), lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
         key = None
         if not renames and anchor is not None and site.kind not in ("class_base", "method_def"):
@@ -321,6 +329,20 @@ class Engine:
             self._plans[key] = (result[0], [TextEdit(e.start - shift, e.end - shift, e.new_text) for e in result[1]],
                                 result[2], result[3])
         return result
+
+
+    def _memo(self, kind: str, objects: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per ``objects`` (by identity): the same few records recur thousands of times."""
+        key = (kind,) + tuple(map(id, objects))
+        found = self._memos.get(key)
+        if found is None or any(a is not b for a, b in zip(found[0], objects)):
+            found = self._memos[key] = (objects, compute())
+        return found[1]
+
+
+def no_equivalent_reason(record: dict, choice: Any) -> str:
+    advice = record.get("advice") or choice.target.get("note")
+    return "no MindSpore equivalent" + (f": {first_sentence(advice)}" if advice else "")
 
 
 def manual_reason(choice: Any, caveats: list) -> str:
