@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.guesses import tensor_method_sites
-from kb.analysis.resolver import Rediscovery, Resolver
+from kb.analysis.resolver import Rediscovery, Resolver, count_references
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
 
 _STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async|ms|ms_|mindspore_ms)\b"
@@ -291,12 +291,17 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
         names.insert(index, name)
     counts: dict[str, int] = {}
     for name in names:
-        if name in previous.ref_counts or name in env.counted:
+        if name in env.counted:
             counts[name] = counts.get(name, 0) + 1
+    unfollowed = env.counted - env.resolver.names  # see Resolver.ref_counts: counted on demand
+    ref_counts: Any = counts
+    if unfollowed:
+        tree, text = document.tree, document.source
+        ref_counts = lambda: {**counts, **count_references(tree.root_node, text, unfollowed)}  # noqa: E731
     non_refs = [o if o < start else o + delta for o in env.non_refs]
     alias_edit = previous.alias_edit
     if alias_edit is not None and alias_edit.start >= start:
         alias_edit = TextEdit(alias_edit.start + delta, alias_edit.end + delta, alias_edit.new_text)
     following = Environment(env.resolver, env.pattern, env.skip, refs, names, non_refs, base_edits, env.counted)
-    return engine._result(document, uses, previous.alias, alias_edit, counts, None, following,
+    return engine._result(document, uses, previous.alias, alias_edit, ref_counts, None, following,
                           previous.has_torch_imports, True, before_spans + window_spans + after_spans)

@@ -101,6 +101,22 @@ def _reference(node: Any, name: str, source: bytes, parent: Any = False) -> Refe
     return ref
 
 
+def count_references(root: Any, source: bytes, names: Any) -> dict[str, int]:
+    """References (not bindings, not attribute names) to each of ``names``; names with none are left out."""
+    counts: dict[str, int] = {}
+    for name in sorted(names):
+        word = name.encode()
+        found = 0
+        for at in find_words(source, word):
+            node = root.named_descendant_for_byte_range(at, at + len(word))
+            if node is not None and node.type == "identifier" and node.start_byte == at \
+                    and node.end_byte == at + len(word) and roles.role(node)[0] == roles.REF:
+                found += 1
+        if found:
+            counts[name] = found
+    return counts
+
+
 class Resolver:
     def __init__(self, root: Any, source: bytes, catalog: Catalog) -> None:
         self.root, self.source, self.catalog = root, source, catalog
@@ -137,6 +153,8 @@ class Resolver:
         return any(is_torch_path(name.target) for _, name in self.imports.names)
 
     def _want(self, name: str, start: int = 0, end: Optional[int] = None) -> None:
+        if not name:  # a MISSING identifier in broken code (zero width): nothing to look for
+            return
         key = (name, start, len(self.source) if end is None else end)
         if key not in self._scanned and (name, 0, len(self.source)) not in self._scanned:
             self._scanned.add(key)
@@ -242,18 +260,8 @@ class Resolver:
         for ref in self.refs.values():
             if ref.name in bound:
                 counts[ref.name] = counts.get(ref.name, 0) + 1
-        for name in sorted(bound - self.names):
-            word = name.encode()
-            found = sum(1 for at in find_words(self.source, word) if self._is_reference(at, at + len(word)))
-            if found:
-                counts[name] = found
+        counts.update(count_references(self.root, self.source, bound - self.names))
         return counts
-
-    def _is_reference(self, start: int, end: int) -> bool:
-        node = self.root.named_descendant_for_byte_range(start, end)
-        if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
-            return False
-        return roles.role(node)[0] == roles.REF
 
     @property
     def names(self) -> set[str]:

@@ -12,6 +12,8 @@ WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
     """Offsets of ``word`` in ``source[start:end]`` where it is not part of a longer identifier."""
+    if not word:
+        return
     end = len(source) if end is None else end
     size = len(word)
     at = source.find(word, start, end)

@@ -73,6 +73,29 @@ def test_incremental_equals_full(edits):
         assert incremental.ref_counts == full.ref_counts
 
 
+def test_missing_identifier_does_not_hang():
+    """Broken code where tree-sitter inserts a zero-width (MISSING) name once sent the resolver
+    looking for the empty word forever: a frozen editor.  Found by the incremental storm (seed 2)."""
+    import signal
+
+    broken = BASE.replace("    def __init__(self):\n        super()",
+                          "    def __init__(self):\n    def forward(self, x):   super()")
+    broken = broken.replace("        self.fc = nn", "  :  self.fc = nn").replace("        y = F.relu", "    :y = F.relu")
+    assert broken.count(":  self.fc") == 1 and broken.count("    :y = F") == 1
+
+    def hung(*_):
+        raise TimeoutError("analysis did not finish within 10 s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        analysis = Engine(make_kb(), EngineSettings()).analyze(broken)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert analysis.error is None and any(u.torch_name == "torch.cat" for u in analysis.uses)
+
+
 def test_huge_line_and_deep_nesting():
     ENGINE.analyze("import torch\nx = " + "(" * 500 + "torch.cat(a)" + ")" * 500 + "\n")
     ENGINE.fix_all("import torch\nx = [" + "torch.zeros(1), " * 2000 + "]\n")
