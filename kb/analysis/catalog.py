@@ -67,6 +67,7 @@ class Catalog:
         self._methods: dict[str, Optional[str]] = {}
         self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
         self._reachable: dict[str, bool] = {}
+        self.tensor_methods: dict[bytes, Optional[str]] = {}  # a cache the tensor-method guesses fill
         self._index: Optional[tuple[set[str], dict[str, set[str]], set[str]]] = None
 
     def lookup(self, name: str) -> Optional[Record]:

@@ -28,6 +28,7 @@ from kb.analysis.uses import Fix, Use, categorize, first_sentence
 from kb.analysis.words import find_words
 
 ALIASES = ("ms", "mindspore", "ms_", "mindspore_")
+GUESS_REASON = "possibly a torch.Tensor method (the receiver's type is unknown)"
 
 
 class Analysis:
@@ -250,9 +251,23 @@ class Engine:
         found = self._choices.get(key)
         if found is None or found[2] is not record:
             choice = choose_target(record, self.settings)
-            found = (choice, relevant_caveats(record, choice, self.settings), record)
+            found = (choice, relevant_caveats(record, choice, self.settings), record, {})
             self._choices[key] = found
         return found
+
+    def _fixed(self, site: Site, choice: Any, caveats: list) -> Any:
+        """(title, behaviour, reason, category) of a call or attribute use when its text cannot matter
+        (no target, no equivalent, or a target that is never rewritten automatically); else False."""
+        if choice is None:
+            reason = f"no MindSpore {self.settings.ms_version} target in the KB"
+        elif choice.relation == "no_equivalent" or not choice.api:
+            reason = no_equivalent_reason(site.record, choice)
+        elif not is_auto(choice):
+            reason = manual_reason(choice, caveats)
+        else:
+            return False
+        category = categorize(site.guess, choice, False, None)
+        return "", None, GUESS_REASON if category == "guess" else reason, category
 
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
@@ -265,6 +280,18 @@ class Engine:
         else:
             span = _range(source, site.start, site.end)
         verdict = self._verdict(site.record)
+        if choice is verdict[0] and (site.kind == "call" or site.kind == "attribute"):
+            known = verdict[3]  # most uses: the verdict alone decides, once per record
+            fixed = known.get(site.guess)
+            if fixed is None:
+                fixed = known[site.guess] = self._fixed(site, choice, verdict[1])
+            if fixed is not False:
+                use = Use(str(site.record.get("torch") or site.torch_name), site.kind, span, site.record, choice,
+                          fixed[3], fixed[2], guess=site.guess, member=site.member is not None, caveats=verdict[1],
+                          title=fixed[0], edits=[], behaviour=fixed[1])
+                if site.call is not None:
+                    use.call_span = (site.call.start_byte, site.call.end_byte)
+                return use
         caveats = verdict[1] if choice is verdict[0] else relevant_caveats(site.record, choice, self.settings)
         group = site.local_class.key if site.local_class is not None else None
         use = Use(str(site.record.get("torch") or site.torch_name), site.kind, span, site.record, choice, "none",
@@ -274,7 +301,7 @@ class Engine:
         if choice is None:
             use.reason = f"no MindSpore {self.settings.ms_version} target in the KB"
         elif choice.relation == "no_equivalent" or not choice.api:
-            use.reason = self._memo("none", (site.record, choice.target), lambda: no_equivalent_reason(site.record, choice))
+            use.reason = self._memo("none", site.record, choice.target, lambda: no_equivalent_reason(site.record, choice))
         elif site.kind == "import":
             use.reason = ""
         elif site.kind == "method_def" and group in direct_bases:
@@ -290,7 +317,7 @@ class Engine:
         else:
             use.category = categorize(site.guess, choice, bool(use.edits), use.behaviour)
         if use.category == "guess":
-            use.reason = "possibly a torch.Tensor method (the receiver's type is unknown)"
+            use.reason = GUESS_REASON
         return use
 
     def _plan(self, site: Site, choice: Any, caveats: list, source: bytes, alias: str,
@@ -302,7 +329,7 @@ class Engine:
         """
         if not choice.api or not (is_auto(choice) or (site.kind == "class_base" and choice.relation == "context_change")):
             # what ``plan`` would refuse, whatever the text
-            return "", [], None, self._memo("manual", (choice.target, caveats), lambda: manual_reason(choice, caveats))
+            return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
         key = None
         if not renames and anchor is not None and site.kind not in ("class_base", "method_def"):
@@ -331,13 +358,13 @@ class Engine:
         return result
 
 
-    def _memo(self, kind: str, objects: tuple, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per ``objects`` (by identity): the same few records recur thousands of times."""
-        key = (kind,) + tuple(map(id, objects))
+    def _memo(self, kind: str, first: Any, second: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per (``first``, ``second``) by identity: the same few records recur thousands of times."""
+        key = (kind, id(first), id(second))
         found = self._memos.get(key)
-        if found is None or any(a is not b for a, b in zip(found[0], objects)):
-            found = self._memos[key] = (objects, compute())
-        return found[1]
+        if found is None or found[0] is not first or found[1] is not second:
+            found = self._memos[key] = (first, second, compute())
+        return found[2]
 
 
 def no_equivalent_reason(record: dict, choice: Any) -> str:

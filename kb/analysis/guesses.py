@@ -35,16 +35,17 @@ def tensor_method_sites(
     """Guessed ``torch.Tensor`` method calls in ``start..end``; ``taken`` spans are already resolved."""
     taken = set(taken)
     sites: list[Site] = []
-    methods: dict[bytes, Any] = {}
+    methods = catalog.tensor_methods  # method name (bytes) -> torch name or None, kept per catalog
     for match in _METHOD_CALL.finditer(source, start, len(source) if end is None else end):
-        word = match.group(1)
-        if word not in methods:
-            methods[word] = catalog.tensor_method(word.decode())
-        torch_name = methods[word]
+        word = match[1]
+        torch_name = methods.get(word, False)
+        if torch_name is False:
+            torch_name = methods[word] = catalog.tensor_method(word.decode())
         if torch_name is None:
             continue
-        ident = root.named_descendant_for_byte_range(match.start(1), match.end(1))
-        if ident is None or ident.type != "identifier" or ident.start_byte != match.start(1):
+        at = match.start(1)
+        ident = root.named_descendant_for_byte_range(at, at + len(word))
+        if ident is None or ident.type != "identifier" or ident.start_byte != at:
             continue
         attribute = ident.parent
         if attribute is None or attribute.type != "attribute" \
