@@ -25,7 +25,7 @@ from kb.analysis.rewrite import behaviour_note, is_auto, method_renames, plan
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
-from kb.analysis.words import find_words
+from kb.analysis.words import word_pattern
 
 ALIASES = ("ms", "mindspore", "ms_", "mindspore_")
 GUESS_REASON = "possibly a torch.Tensor method (the receiver's type is unknown)"
@@ -396,7 +396,8 @@ def _position(source: bytes, offset: int, point: Any = None) -> Position:
 
 def _name_in_use(root: Any, source: bytes, name: str) -> bool:
     word = name.encode()
-    for at in find_words(source, word):
+    for match in word_pattern(word).finditer(source):
+        at = match.start()
         node = root.named_descendant_for_byte_range(at, at + len(word))
         if node is not None and node.type == "identifier" and node.start_byte == at:
             return True
@@ -410,7 +411,8 @@ def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, O
         return existing, None
     alias = next((a for a in ALIASES if not _name_in_use(root, source, a)), "mindspore_ms")
     text = "import mindspore\n" if alias == "mindspore" else f"import mindspore as {alias}\n"
-    return alias, TextEdit(_import_offset(root, source, imports), _import_offset(root, source, imports), text)
+    offset = _import_offset(root, source, imports)
+    return alias, TextEdit(offset, offset, text)
 
 
 def _import_offset(root: Any, source: bytes, imports: ImportTable) -> int:

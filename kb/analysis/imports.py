@@ -9,6 +9,7 @@ non-torch names (``np``, ``os``) that are never tensors.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -26,7 +27,13 @@ class ImportedName:
     ident: int  # start byte of the identifier that is bound
 
 
+_PLAIN_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
 def _dotted(node: Any) -> str:
+    text = node.text
+    if _PLAIN_DOTTED.fullmatch(text):  # the usual spelling: no spaces, continuations or broken parts
+        return text.decode("ascii")
     return ".".join(c.text.decode("utf-8", "replace") for c in node.named_children if c.type == "identifier")
 
 
@@ -114,7 +121,7 @@ class ImportTable:
         for child in root.named_children:
             if child.type in IMPORT_TYPES:
                 table.add(child)
-            elif child.type in _BLOCK_STATEMENTS and b"import" in source[child.start_byte:child.end_byte]:
+            elif child.type in _BLOCK_STATEMENTS and source.find(b"import", child.start_byte, child.end_byte) >= 0:
                 for block in _blocks(child):
                     for statement in block.named_children:
                         if statement.type in IMPORT_TYPES:
