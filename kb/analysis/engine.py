@@ -25,7 +25,7 @@ from kb.analysis.rewrite import behaviour_note, is_auto, method_renames, plan
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
-from kb.analysis.words import word_pattern
+from kb.analysis.words import word_starts
 
 ALIASES = ("ms", "mindspore", "ms_", "mindspore_")
 GUESS_REASON = "possibly a torch.Tensor method (the receiver's type is unknown)"
@@ -396,8 +396,7 @@ def _position(source: bytes, offset: int, point: Any = None) -> Position:
 
 def _name_in_use(root: Any, source: bytes, name: str) -> bool:
     word = name.encode()
-    for match in word_pattern(word).finditer(source):
-        at = match.start()
+    for at in word_starts(source, word):
         node = root.named_descendant_for_byte_range(at, at + len(word))
         if node is not None and node.type == "identifier" and node.start_byte == at:
             return True

@@ -18,7 +18,7 @@ from kb.analysis.catalog import Catalog, Record
 from kb.analysis.classes import LocalClass, is_class_record, member_of, methods_of
 from kb.analysis.imports import ImportTable, import_statement_of, is_torch_path
 from kb.analysis.scopes import Binding, Bindings, ScopeIndex
-from kb.analysis.words import WORD_BYTES, find_words
+from kb.analysis.words import find_words, word_starts
 
 MAX_ROUNDS = 12
 
@@ -163,16 +163,11 @@ class Resolver:
 
     def _scan_pending(self) -> None:
         pending, self._pending = sorted(self._pending), []
-        source, occurrence, size = self.source, self._occurrence, len(self.source)
+        source, occurrence = self.source, self._occurrence
         for name, start, end in pending:
-            word = name.encode()
-            width = len(word)
-            at = source.find(word, start, end)
-            while at >= 0:  # kb.analysis.words.find_words, inlined (this loop is hot)
-                after = at + width
-                if (at == 0 or source[at - 1] not in WORD_BYTES) and (after >= size or source[after] not in WORD_BYTES):
-                    occurrence(at, after, name)
-                at = source.find(word, after, end)
+            width = len(name.encode())
+            for at in word_starts(source, name.encode(), start, end):
+                occurrence(at, at + width, name)
 
     def _occurrence(self, start: int, end: int, name: str) -> None:
         seen = self._seen

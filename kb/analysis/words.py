@@ -31,8 +31,26 @@ def has_word(source: bytes, word: bytes) -> bool:
     return next(find_words(source, word), None) is not None
 
 
-@lru_cache(maxsize=64)
-def word_pattern(word: bytes) -> "re.Pattern[bytes]":
-    """A regex for ``word`` as a whole word: better than ``find_words`` for a short word that is often
-    part of longer ones (``ms`` in ``params``), where the find loop would stop in Python at each."""
-    return re.compile(rb"(?<![A-Za-z0-9_\x80-\xff])" + re.escape(word) + rb"(?![A-Za-z0-9_\x80-\xff])")
+@lru_cache(maxsize=4096)
+def _ends_word(word: bytes) -> "re.Pattern[bytes]":
+    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_\x80-\xff])")
+
+
+def word_starts(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> list[int]:
+    """The offsets ``find_words`` yields, found faster for short or common words.
+
+    A regex that starts with the word itself lets the scan run in C past every place the
+    word continues (``F`` in ``False``, ``nn`` in ``inner``); Python then checks only the
+    byte before each remaining match (a look-behind would make the regex test every byte).
+    """
+    if len(word) >= 4:  # rarely inside other words: bytes.find is quicker than a regex
+        return list(find_words(source, word, start, end))
+    if not word:
+        return []
+    size, width, found = len(source), len(word), []
+    for match in _ends_word(word).finditer(source, start, len(source) if end is None else end):
+        at = match.start()
+        after = at + width
+        if (at == 0 or source[at - 1] not in WORD_BYTES) and (after >= size or source[after] not in WORD_BYTES):
+            found.append(at)
+    return found

@@ -93,3 +93,18 @@ def test_use_at_prefers_innermost(engine):
     assert analysis.use_at(src.index("randn")).torch_name == "torch.randn"
     assert analysis.use_at(src.index("view")).torch_name == "torch.Tensor.view"
     assert analysis.use_at(0) is None
+
+
+def test_word_starts_matches_find_words():
+    """The regex path (short words) and the find path agree with the plain definition of a whole word."""
+    import re
+
+    from kb.analysis.words import find_words, word_starts
+
+    source = "F = F1(F)\nFalse; xF; F\nnn.inner nn  é_nn nnn nn\nself.selfish(self)\nF".encode()
+    for word in (b"F", b"nn", b"self", "é_nn".encode()):
+        expected = [m.start() for m in re.finditer(rb"(?<![A-Za-z0-9_\x80-\xff])" + re.escape(word)
+                                                   + rb"(?![A-Za-z0-9_\x80-\xff])", source)]
+        assert word_starts(source, word) == list(find_words(source, word)) == expected
+        assert word_starts(source, word, 5, 30) == [a for a in expected if 5 <= a and a + len(word) <= 30]
+    assert word_starts(source, b"") == [] and list(find_words(source, b"")) == []
