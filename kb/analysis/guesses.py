@@ -57,7 +57,7 @@ def tensor_method_sites(
         receiver = attribute.child_by_field_name("object")
         if receiver is None or receiver.type in _LITERALS:
             continue
-        if receiver.type == "identifier" and receiver.text.decode("utf-8", "replace") in ("self", "cls"):
+        if receiver.type == "identifier" and source[receiver.start_byte:receiver.end_byte] in (b"self", b"cls"):
             continue
         if receiver.type == "call":
             function = receiver.child_by_field_name("function")

@@ -91,7 +91,8 @@ def read_source(path: Union[str, Path]) -> tuple[Optional[bytes], Optional[str]]
     if data.startswith(BOM):
         data = data[len(BOM):]
     try:
-        data.decode("utf-8")
+        if not data.isascii():  # ASCII (most files) is UTF-8 already: no need to decode it all
+            data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
     return data, None
