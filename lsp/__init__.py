@@ -1,7 +1,8 @@
 """``msmap lsp``: the language server (pygls), a thin layer over ``kb.analysis`` and ``kb.query``.
 
 - ``server``      – the server object and one short handler per LSP method / command.
-- ``settings``    – editor settings (pydantic, camelCase, a default for every key).
+- ``settings``    – editor settings (typed, camelCase, a default for every key); ``validation``
+  checks with pydantic the settings that are not plainly valid.
 - ``documents``   – open documents as engine ``Document``s, edited incrementally.
 - ``publisher``   – debounced, version-checked diagnostics per document.
 - ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, JSON serialization).

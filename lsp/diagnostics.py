@@ -16,7 +16,8 @@ Which settings key decides a use's severity:
 ``data``: code actions are planned from the current analysis, found by the diagnostic's range.
 A 5,000-line file can hold thousands of uses, so diagnostics are built as compact JSON text:
 each use's range-free part is serialized once (``Serializer`` keeps it while the use's verdict
-is unchanged) and only ranges are formatted on every publish.
+is unchanged), and a use's whole text is reused by the next publication while the use is at
+the same place (only uses on or after an edited line are formatted again).
 """
 from __future__ import annotations
 
@@ -116,39 +117,54 @@ def verdict(use: Any) -> tuple:
             choice.fallback if choice is not None else False)
 
 
-def range_json(span: Any) -> str:
-    s, e = span.start, span.end
-    return (f'"range":{{"start":{{"line":{s.line},"character":{s.character}}},'
-            f'"end":{{"line":{e.line},"character":{e.character}}}}}')
-
-
 class Serializer:
-    """Diagnostics as JSON text, the range-free part of each cached by the use's verdict."""
+    """Diagnostics as JSON text.  The range-free part of each is kept per verdict, and the whole text
+    of each use per (verdict, range) for the document's next publication: after a keystroke, every
+    use off the edited line is the same use at the same place, and its text is reused as it is."""
 
     LIMIT = 50_000
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self._parts: dict[tuple, list[str]] = {}
+        self._last: dict[str, dict[tuple, str]] = {}  # uri -> texts of its last publication, by use key
 
-    def diagnostics_json(self, uses: Iterable[Any]) -> str:
+    def diagnostics_json(self, uses: Iterable[Any], uri: Optional[str] = None) -> str:
+        previous = self._last.get(uri, {}) if uri is not None else {}
+        current: dict[tuple, str] = {}
         items = []
         for use in uses:
-            key = verdict(use)
-            found = self._parts.get(key)
-            if found is None:
-                if len(self._parts) > self.LIMIT:
-                    self._parts.clear()
-                found = self._parts[key] = [json.dumps(p, separators=COMPACT)[1:]
-                                            for p in parts(use, self.settings)]
-            if found:
-                where = range_json(use.range)
-                items.extend(f"{{{where},{p}" for p in found)
+            s, e = use.range.start, use.range.end
+            key = (verdict(use), s.line, s.character, e.line, e.character)
+            text = previous.get(key)
+            if text is None:
+                text = self._text(use, key)
+            current[key] = text
+            if text:
+                items.append(text)
+        if uri is not None:
+            self._last[uri] = current
         return "[" + ",".join(items) + "]"
+
+    def _text(self, use: Any, key: tuple) -> str:
+        """The diagnostics of ``use`` (``key``: its verdict and range), joined."""
+        found = self._parts.get(key[0])
+        if found is None:
+            if len(self._parts) > self.LIMIT:
+                self._parts.clear()
+            found = self._parts[key[0]] = [json.dumps(p, separators=COMPACT)[1:] for p in parts(use, self.settings)]
+        if not found:
+            return ""
+        where = '{"range":{"start":{"line":%d,"character":%d},"end":{"line":%d,"character":%d}},' % key[1:]
+        return where + found[0] if len(found) == 1 else ",".join(where + p for p in found)
+
+    def forget(self, uri: str) -> None:
+        """Drop what is kept for ``uri`` (it was closed)."""
+        self._last.pop(uri, None)
 
     def publish_json(self, uri: str, version: Optional[int], uses: Iterable[Any]) -> str:
         return (f'{{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{{"uri":{json.dumps(uri)},'
-                f'"version":{json.dumps(version)},"diagnostics":{self.diagnostics_json(uses)}}}}}')
+                f'"version":{json.dumps(version)},"diagnostics":{self.diagnostics_json(uses, uri)}}}}}')
 
 
 def to_diagnostics(uses: Iterable[Any], settings: ServerSettings) -> list[dict[str, Any]]:

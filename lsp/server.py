@@ -12,7 +12,7 @@ import inspect
 import logging
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -78,6 +78,15 @@ class MsmapServer(LanguageServer):
         if self.engine is None or self.engine.settings != wanted:  # a new engine starts its analyses afresh
             self.engine = Engine(self.catalog, wanted)
 
+    def after_response(self, work: Callable[[], Any]) -> None:
+        """Run ``work`` right after the message being handled is answered (a client sends nothing after
+        ``initialize`` until it has the response, so ``work`` runs before anything else); at once when no
+        event loop runs."""
+        try:
+            asyncio.get_running_loop().call_soon(work)
+        except RuntimeError:
+            work()
+
     def flush_messages(self) -> None:
         for text in self._messages:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=text))
@@ -135,7 +144,7 @@ def timed(name: str, started: float) -> None:
 @guarded()
 def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options)
-    ls.open_kb()
+    ls.after_response(guarded()(ls.open_kb))  # the KB opens while the client reads the response
     ls.publisher.settle_later(IDLE_SETTLE)
 
 
@@ -180,6 +189,7 @@ def did_change(ls: MsmapServer, params: types.DidChangeTextDocumentParams) -> No
 def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.publisher.cancel(uri)
+    ls.serializer.forget(uri)
     if uri in ls.documents:
         ls.documents.close(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

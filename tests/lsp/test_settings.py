@@ -1,11 +1,14 @@
 """Settings: camelCase keys with defaults; bad values reported by key, defaults used; changes re-publish."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from lsprotocol import types
 
-from lsp.settings import ServerSettings, default_docs_base, parse_settings, section_of
-from tests.lsp.conftest import open_doc, session, uri_of, wait_diagnostics
+from lsp.settings import ServerSettings, default_docs_base, exactly, parse_settings, section_of
+from tests.lsp.conftest import ROOT, open_doc, session, uri_of, wait_diagnostics
 
 SOURCE = "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 4)\nwith torch.no_grad():\n    pass\n"
 I, W, E, H = (types.DiagnosticSeverity.Information, types.DiagnosticSeverity.Warning,
@@ -49,6 +52,51 @@ def test_wrong_shapes(raw, expected):
     settings, warnings = parse_settings(raw)
     assert settings == ServerSettings()
     assert warnings == expected
+
+
+EDITOR = {"targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "Ascend", "tensorMethodGuesses": True,
+          "severity": {"noEquivalent": "warning", "behaviorChange": "warning", "contextChange": "warning",
+                       "rename": "information", "guess": "hint", "deviceSupport": "warning"}}
+
+
+@pytest.mark.parametrize("raw", [
+    pytest.param({}, id="empty"),
+    pytest.param(EDITOR, id="editor-defaults"),
+    pytest.param({"targetFamily": "mint", "device": "CPU", "tensorMethodGuesses": False, "other": [1]}, id="choices"),
+    pytest.param({"mindspore_version": " 2.3 ", "severity": {"no_equivalent": "off"}}, id="field-names"),
+    pytest.param({"docsBaseUrl": "https://example.invalid/api//", "severity": {}}, id="url"),
+])
+def test_exact_settings_are_taken_as_pydantic_would_take_them(raw):
+    from lsp.validation import strict
+
+    assert exactly(ServerSettings, raw) == strict(ServerSettings, raw)
+    assert parse_settings(raw) == (strict(ServerSettings, raw), [])
+
+
+@pytest.mark.parametrize("raw, coerced", [
+    pytest.param({"tensorMethodGuesses": "no"}, {"tensor_method_guesses": False}, id="coerced-bool"),
+    pytest.param({"tensorMethodGuesses": 0, "targetFamily": "mint"},
+                 {"tensor_method_guesses": False, "target_family": "mint"}, id="int-bool"),
+    pytest.param({"device": "TPU"}, {}, id="bad-choice"),
+    pytest.param({"mindsporeVersion": 2.1}, {}, id="number-for-string"),
+    pytest.param({"mindsporeVersion": "latest"}, {}, id="failed-check"),
+    pytest.param({"severity": "loud"}, {}, id="section"),
+    pytest.param({"severity": {"rename": "loud"}}, {}, id="nested"),
+    pytest.param({"targetFamily": "mint", "target_family": "classic"}, {"target_family": "mint"},
+                 id="both-spellings"),
+])
+def test_anything_else_is_left_to_pydantic(raw, coerced):
+    assert exactly(ServerSettings, raw) is None
+    settings, defaults = parse_settings(raw)[0].model_dump(), ServerSettings().model_dump()
+    assert {k: v for k, v in settings.items() if v != defaults[k]} == coerced
+
+
+def test_editor_settings_do_not_load_pydantic():
+    """pydantic costs ~75 ms of a cold start: valid settings, as editors send them, never import it."""
+    code = ("import sys; from lsp.settings import parse_settings; "
+            f"assert parse_settings({EDITOR!r}) == parse_settings(None); print(sorted(sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "lsp.settings" in loaded and "pydantic" not in loaded
 
 
 @pytest.mark.parametrize("raw, expected", [
