@@ -90,6 +90,18 @@ def _statement_span(root: Any, source: bytes, start: int, end: int) -> tuple[int
     return line_start, len(source) if line_end < 0 else line_end
 
 
+def _statement_end(root: Any, offset: int) -> int:
+    """End of the module-level statement at ``offset``; ``offset`` when none is there.
+    (Not ``Node.first_child_for_byte``: it crashes the process when no child lies past the byte.)"""
+    node = root.descendant_for_byte_range(offset, offset)
+    if node is None or node == root:
+        return offset
+    parent = node.parent
+    while parent is not None and parent != root:
+        node, parent = parent, parent.parent
+    return max(offset, node.end_byte)
+
+
 def _shift_use(use: Any, at: int, delta: int, source: bytes, edit_line: int, lines: int) -> Any:
     """``use`` moved by ``delta`` bytes and ``lines`` lines (it lies after the edit at ``at``,
     which ended on old line ``edit_line``); the original is untouched."""
@@ -206,11 +218,12 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
             return None
     elif rest and not new[line_start:start].strip():
         return None  # existing code would move to another indentation
-    if previous.alias_edit is not None and (breaks or names) and start <= previous.alias_edit.start:
-        return None  # where ``import mindspore`` goes may change
+    if previous.alias_edit is not None and start <= _statement_end(previous.tree.root_node, previous.alias_edit.start):
+        return None  # where ``import mindspore`` goes (before that statement, after a docstring) may change
     root = document.tree.root_node
-    lo = min([start] + [a for a, _ in dirty])
-    hi = max([new_end] + [b for _, b in dirty])
+    word_lo, word_hi = _word_bounds(new, start, new_end)  # a word edited in its middle was another word
+    lo = min([start, word_lo] + [a for a, _ in dirty])
+    hi = max([new_end, word_hi] + [b for _, b in dirty])
     lo, hi = _statement_span(root, new, lo, hi)
 
     def to_old(offset: int, high: bool = False) -> int:
@@ -281,8 +294,9 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
     uses = before + window + after
     window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
                     for u in window]
-    # references: drop the window's old ones, shift the rest, add the new ones
-    first, last = bisect_left(env.refs, old_lo), bisect_right(env.refs, old_hi)
+    # references: drop the window's old ones, shift the rest, add the new ones (the window is
+    # [lo, hi): a reference starting at its end was not scanned again, so it is kept)
+    first, last = bisect_left(env.refs, old_lo), bisect_left(env.refs, old_hi)
     refs = env.refs[:first] + [o + delta for o in env.refs[last:]]
     names = env.ref_names[:first] + env.ref_names[last:]
     for offset, name in new_refs:

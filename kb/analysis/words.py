@@ -2,6 +2,10 @@
 
 Python's ``re`` tries an alternation of names at every word start; a ``find``
 loop per name is several times faster on large files, and needs no compiling.
+The results are candidates: callers ask the tree whether an identifier starts
+and ends there.  So only ASCII word characters bound a word here, as ``\b`` does
+in the incremental analysis's pattern: whether a non-ASCII neighbour belongs to
+the identifier (``é`` does, ``😀`` does not) is the tree's call.
 """
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Iterator, Optional
 
-WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(range(128, 256))
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
@@ -27,13 +31,9 @@ def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = 
         at = source.find(word, after, end)
 
 
-def has_word(source: bytes, word: bytes) -> bool:
-    return next(find_words(source, word), None) is not None
-
-
 @lru_cache(maxsize=4096)
 def _ends_word(word: bytes) -> "re.Pattern[bytes]":
-    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_\x80-\xff])")
+    return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
 
 
 def word_starts(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> list[int]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kb.analysis import Document, Engine, EngineSettings
@@ -57,6 +57,13 @@ BASE = (
 @SETTINGS
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(TOKENS + ["", "x", "1"])),
                 min_size=1, max_size=8))
+# Cases the storm once found (kept as fixed examples): a reference starting exactly at the end of
+# the re-analysed window was dropped; an emoji beside a name (a word boundary for the tree, not for
+# the word search); an edit in the middle of an imported alias (``as n*n``).
+@example(edits=[(0, 4, "import torch.nn as nn"), (6, 6, "\n"), (326, 5, "nn.Dropout(p=0.3)"), (373, 0, "torch"),
+                (323, 0, "    ")])
+@example(edits=[(593, 6, "😀"), (252, 0, " ")])
+@example(edits=[(1086, 0, "*")])
 def test_incremental_equals_full(edits):
     document = Document(BASE)
     ENGINE.analyze(document)
@@ -114,6 +121,8 @@ LINES = [
 @SETTINGS
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2), st.lists(st.sampled_from(LINES), max_size=3),
                           st.booleans()), min_size=1, max_size=10))
+# once found: code typed above the statement that ``import mindspore`` goes before moved that place
+@example(edits=[(0, 1, [], False), (0, 2, [], False), (0, 1, ["        h = F.relu(h)"], False)])
 def test_line_edits_incremental_equals_full(edits):
     """Whole lines inserted/deleted (as an editor sends them): the incremental result equals a full one."""
     document = Document(BASE)
