@@ -35,7 +35,8 @@ class Analysis:
     """Uses of one document revision, sorted by position, plus what fixes need."""
 
     def __init__(self, document: Document, uses: list[Use], alias: str, alias_edit: Optional[TextEdit],
-                 ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]], imports: Optional[ImportTable] = None, environment: Any = None,
+                 ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]],
+                 imports: Optional[ImportTable] = None, environment: Any = None,
                  has_torch_imports: bool = False, ordered: bool = False,
                  spans: Optional[list[tuple[int, int]]] = None) -> None:
         self.document = document
@@ -301,7 +302,8 @@ class Engine:
         if choice is None:
             use.reason = f"no MindSpore {self.settings.ms_version} target in the KB"
         elif choice.relation == "no_equivalent" or not choice.api:
-            use.reason = self._memo("none", site.record, choice.target, lambda: no_equivalent_reason(site.record, choice))
+            use.reason = self._memo("none", site.record, choice.target,
+                                    lambda: no_equivalent_reason(site.record, choice))
         elif site.kind == "import":
             use.reason = ""
         elif site.kind == "method_def" and group in direct_bases:
@@ -327,7 +329,8 @@ class Engine:
         Class bases and method definitions are not cached: their plans depend on text
         outside the anchor (the class name in the title, the methods it renames).
         """
-        if not choice.api or not (is_auto(choice) or (site.kind == "class_base" and choice.relation == "context_change")):
+        class_migration = site.kind == "class_base" and choice.relation == "context_change"
+        if not choice.api or not (is_auto(choice) or class_migration):
             # what ``plan`` would refuse, whatever the text
             return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
