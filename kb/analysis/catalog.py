@@ -68,7 +68,7 @@ class Catalog:
         self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
         self._reachable: dict[str, bool] = {}
         self.tensor_methods: dict[bytes, Optional[str]] = {}  # a cache the tensor-method guesses fill
-        self._index: Optional[tuple[set[str], dict[str, set[str]], set[str]]] = None
+        self._index: Optional[tuple[set[str], dict[str, set[str]]]] = None
 
     def lookup(self, name: str) -> Optional[Record]:
         """The record of a fully qualified torch name, or None."""
@@ -133,7 +133,7 @@ class Catalog:
         names = self._names()
         if names is None:
             return True  # the KB cannot list its names: assume anything may be known
-        prefixes, by_part, everything = names
+        prefixes, by_part = names
         if path in prefixes:
             return True
         # A re-export keeps every part before a dropped ``modules`` unless it is private or
@@ -148,10 +148,10 @@ class Catalog:
             candidates = holders if candidates is None else candidates & holders
             if not candidates:
                 return False
-        return bool(everything if candidates is None else candidates)
+        return bool(prefixes if candidates is None else candidates)  # all parts private: any known name
 
-    def _names(self) -> Optional[tuple[set[str], dict[str, set[str]], set[str]]]:
-        """(dotted prefixes of known names, known names by module part or lower-cased leaf, all names)."""
+    def _names(self) -> Optional[tuple[set[str], dict[str, set[str]]]]:
+        """(dotted prefixes of known names, known names by module part or lower-cased leaf)."""
         if self._index is None:
             listed = getattr(self.kb, "torch_names", None)
             if listed is None:
@@ -166,7 +166,7 @@ class Catalog:
                     prefixes.add(".".join(parts[:index]))
                 for part in set(parts[:-1]) | {parts[-1].lower()}:
                     by_part.setdefault(part, set()).add(name)
-            self._index = (prefixes, by_part, set(listed))
+            self._index = (prefixes, by_part)
         return self._index
 
     def tensor_method(self, method: str) -> Optional[str]:

@@ -259,16 +259,21 @@ class Engine:
     def _fixed(self, site: Site, choice: Any, caveats: list) -> Any:
         """(title, behaviour, reason, category) of a call or attribute use when its text cannot matter
         (no target, no equivalent, or a target that is never rewritten automatically); else False."""
-        if choice is None:
-            reason = f"no MindSpore {self.settings.ms_version} target in the KB"
-        elif choice.relation == "no_equivalent" or not choice.api:
-            reason = no_equivalent_reason(site.record, choice)
-        elif not is_auto(choice):
+        reason = self._missing_reason(site.record, choice)
+        if reason is None and not is_auto(choice):
             reason = manual_reason(choice, caveats)
-        else:
+        elif reason is None:
             return False
         category = categorize(site.guess, choice, False, None)
         return "", None, GUESS_REASON if category == "guess" else reason, category
+
+    def _missing_reason(self, record: dict, choice: Any) -> Optional[str]:
+        """Why a use has no MindSpore API to go to (no target, or no equivalent); None when it has one."""
+        if choice is None:
+            return f"no MindSpore {self.settings.ms_version} target in the KB"
+        if choice.relation == "no_equivalent" or not choice.api:
+            return self._memo("none", record, choice.target, lambda: no_equivalent_reason(record, choice))
+        return None
 
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
@@ -299,11 +304,9 @@ class Engine:
                   guess=site.guess, member=site.member is not None, caveats=caveats, group=group)
         if site.call is not None:
             use.call_span = (site.call.start_byte, site.call.end_byte)
-        if choice is None:
-            use.reason = f"no MindSpore {self.settings.ms_version} target in the KB"
-        elif choice.relation == "no_equivalent" or not choice.api:
-            use.reason = self._memo("none", site.record, choice.target,
-                                    lambda: no_equivalent_reason(site.record, choice))
+        missing = self._missing_reason(site.record, choice)
+        if missing is not None:
+            use.reason = missing
         elif site.kind == "import":
             use.reason = ""
         elif site.kind == "method_def" and group in direct_bases:
