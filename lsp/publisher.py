@@ -19,6 +19,7 @@ import logging
 import time
 from typing import Any, Callable, Optional
 
+from lsp import codecache
 from lsp.safety import MARK
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ def settle() -> None:
     gc.collect()
     gc.freeze()
     gc.enable()
+    codecache.save()  # the code attrs and cattrs generated during start-up, for the next start
 
 
 class Publisher:

@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     # (``lsp.publisher.settle`` collects once, freezes the survivors and turns it back on; it runs a few
     # seconds after ``initialize`` at the latest, even if no document is opened).
     gc.disable()
+    from lsp import codecache
+
+    codecache.install()  # before lsprotocol's ~570 classes are built: their generated code is reused
     from lsp.server import make_server
     from lsp.transport import start_stdio
 
