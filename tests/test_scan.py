@@ -184,3 +184,28 @@ def test_parallel_equals_serial(capsys, db, tmp_path):
 def test_no_progress_bar_when_stderr_is_not_a_terminal(capsys, db, project):
     _, _, err = scan(capsys, db, str(project))
     assert "scanning" not in err
+
+
+def _collector_state(_: int) -> tuple[bool, bool]:
+    import gc
+
+    return gc.isenabled(), gc.get_freeze_count() > 0
+
+
+def test_pool_workers_run_without_the_cyclic_collector_but_collect_now_and_then(monkeypatch, db):
+    import gc
+    import multiprocessing
+
+    from kb.analysis import project
+    from kb.analysis.settings import EngineSettings
+
+    with multiprocessing.get_context("fork").Pool(1, initializer=project._init_pool_worker,
+                                                  initargs=(db, EngineSettings())) as pool:
+        assert pool.map(_collector_state, [0]) == [(False, True)]
+    collected = []
+    monkeypatch.setattr(project, "COLLECT_EVERY", 3)
+    monkeypatch.setattr(project, "_DONE", 0)
+    monkeypatch.setattr(gc, "collect", lambda *a: collected.append(project._DONE) or 0)
+    for _ in range(7):
+        project._collect_now_and_then()
+    assert collected == [3, 6]

@@ -14,6 +14,7 @@ never parsed.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import multiprocessing
 import os
 import sys
@@ -128,6 +129,27 @@ def _init_worker(spec: Any, settings: EngineSettings) -> None:
     _ENGINE = Engine(open_kb(spec), settings)
 
 
+# A pool worker runs with the cyclic garbage collector off: an analysis leaves next to no cycles
+# (811 objects over all 2,285 files of torch's sources), while the collector's full passes over
+# the growing record and plan caches cost ~0.4 s of a 9 s scan.  A collection every
+# ``COLLECT_EVERY`` files bounds whatever cycles there are.
+COLLECT_EVERY = 1000
+_DONE = 0
+
+
+def _init_pool_worker(spec: Any, settings: EngineSettings) -> None:
+    _init_worker(spec, settings)
+    gc.freeze()
+    gc.disable()
+
+
+def _collect_now_and_then() -> None:
+    global _DONE
+    _DONE += 1
+    if _DONE % COLLECT_EVERY == 0:
+        gc.collect()
+
+
 def scan_file(engine: Any, path: Union[str, Path]) -> FileReport:
     report = FileReport(str(path))
     data, error = read_source(path)
@@ -167,7 +189,7 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
     chunk = max(1, min(16, len(names) // (jobs * 32)))
     slots: list[Optional[FileReport]] = [None] * len(names)
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings)) as pool:
+    with context.Pool(jobs, initializer=_init_pool_worker, initargs=(spec, settings)) as pool:
         tasks = [(i, names[i]) for i in order]
         for done, (index, report) in enumerate(pool.imap_unordered(_scan_indexed, tasks, chunksize=chunk)):
             slots[index] = report
@@ -184,6 +206,7 @@ def _size(name: str) -> int:
 
 
 def _scan_indexed(task: tuple[int, str]) -> tuple[int, FileReport]:
+    _collect_now_and_then()
     return task[0], _scan_one(task[1])
 
 
@@ -237,6 +260,11 @@ def _convert_one(path: str) -> FileConversion:
     return convert_file(_ENGINE, path)
 
 
+def _convert_pooled(path: str) -> FileConversion:
+    _collect_now_and_then()
+    return _convert_one(path)
+
+
 def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None
                   ) -> Iterator[FileConversion]:
     """Convert ``files`` (in parallel when worth it), yielding results in input order."""
@@ -249,5 +277,5 @@ def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: 
         return
     chunk = max(1, min(16, len(names) // (jobs * 8)))
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings)) as pool:
-        yield from pool.imap(_convert_one, names, chunksize=chunk)
+    with context.Pool(jobs, initializer=_init_pool_worker, initargs=(spec, settings)) as pool:
+        yield from pool.imap(_convert_pooled, names, chunksize=chunk)
