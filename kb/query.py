@@ -59,8 +59,12 @@ def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = Tr
 class KB:
     """A read-only view of the knowledge base."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, results: bool = True) -> None:
+        """``results=False``: targets in records leave out their ``checks`` and ``probes`` (recorded
+        verification results).  The analysis engine never reads them and loading them is most of
+        the cost of a record, so scan and convert workers open the KB this way."""
         self.path = db_path
+        self.results = results
         try:
             self.conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
             self.conn.row_factory = sqlite3.Row
@@ -159,8 +163,9 @@ class KB:
             "ms_versions": {"since": t["since"], "until": t["until"]}, "ms_signature": t["ms_signature"],
             "note": t["note"], "example": json.loads(t["example"]) if t["example"] else None,
             "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
-            "source": t["source"], "checks": self.checks_for(t["api"]) if t["api"] else [],
-            "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else [],
+            "source": t["source"],
+            **({"checks": self.checks_for(t["api"]) if t["api"] else [],
+                "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else []} if self.results else {}),
         }
 
     @staticmethod

@@ -117,3 +117,17 @@ def test_derived_advice_only_while_its_no_equivalent_target_shows(small_data, tm
         f"      - {{family: {family}, api: mindspore.ops.unfold, relation: renamed}}\n")
     rec = KB.open(db=tmp_path / "u.sqlite", data=small_data).mapping("torch.nn.Unfoldable")
     assert (rec["advice"] == "Compose it from ops.") is advice_kept
+
+
+def test_a_kb_opened_without_results_leaves_out_only_checks_and_probes(real_kb):
+    from kb.query import KB
+
+    full, bare = KB(real_kb.path), KB(real_kb.path, results=False)
+    with_results = 0
+    for name in sorted(full.torch_names):
+        record, light = full.mapping(name), bare.mapping(name)
+        with_results += any(t["checks"] or t["probes"] for t in record["targets"])
+        for target in record["targets"]:
+            del target["checks"], target["probes"]
+        assert light == record, name
+    assert with_results > 100  # the bundled data has verification results to leave out

@@ -114,11 +114,12 @@ _ENGINE: Any = None
 
 
 def open_kb(spec: Any) -> Any:
-    """A knowledge base from a spec: a DB path (opened here) or a ready object."""
+    """A knowledge base from a spec: a DB path (opened here, without verification results, which
+    analysis never reads) or a ready object."""
     if isinstance(spec, (str, Path)):
         from kb.query import KB
 
-        return KB(Path(spec))
+        return KB(Path(spec), results=False)
     return spec
 
 
