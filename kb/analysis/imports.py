@@ -51,8 +51,59 @@ def _blocks(statement: Any) -> list[Any]:
     return found
 
 
-def bound_names(stmt: Any) -> list[ImportedName]:
+_IDENT = rb"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = rb"%s(?:\.%s)*" % (_IDENT, _IDENT)
+_ITEM = rb"(%s)(?:[ \t]+as[ \t]+(%s))?" % (_DOTTED, _IDENT)  # groups: the name, its alias
+_ANY_ITEMS = rb"%s(?:[ \t]+as[ \t]+%s)?(?:[ \t]*,[ \t]*%s(?:[ \t]+as[ \t]+%s)?)*" % (_DOTTED, _IDENT, _DOTTED, _IDENT)
+_SIMPLE_IMPORT = re.compile(rb"import[ \t]+(%s)" % _ANY_ITEMS)
+_SIMPLE_FROM = re.compile(rb"from[ \t]+(\.*)(%s)?[ \t]+import[ \t]+(%s)" % (_DOTTED, _ANY_ITEMS))
+_EACH_ITEM = re.compile(_ITEM)
+
+
+def _simple_bound_names(stmt: Any, text: bytes) -> Optional[list[ImportedName]]:
+    """``bound_names`` read from the text of a one-line, plain ASCII statement; None for any other.
+
+    Most import statements look like ``import torch.nn as nn`` or ``from typing import Any, Optional``;
+    reading those from their text spares building a node per name.  The tree's reading is the
+    definition (see ``bound_names``); a test holds the two equal on every import in torch's sources.
+    """
+    base = stmt.start_byte
+    if text.startswith(b"import"):
+        match = _SIMPLE_IMPORT.fullmatch(text)
+        if match is None:
+            return None
+        found = []
+        for item in _EACH_ITEM.finditer(text, match.start(1), match.end(1)):
+            dotted, alias = item[1].decode("ascii"), item[2]
+            start, end = base + item.start(1), base + item.end(1)
+            if alias is not None:
+                found.append(ImportedName(alias.decode("ascii"), dotted, start, end, base + item.start(2)))
+            else:
+                first = dotted.split(".", 1)[0]
+                found.append(ImportedName(first, first, start, end, start))
+        return found
+    match = _SIMPLE_FROM.fullmatch(text)
+    if match is None:
+        return None
+    module = "" if match[1] or match[2] is None else match[2].decode("ascii")
+    found = []
+    for item in _EACH_ITEM.finditer(text, match.start(3), match.end(3)):
+        if b"." in item[1]:  # ``from m import a.b`` is not Python
+            return None
+        ident = 2 if item[2] is not None else 1
+        found.append(ImportedName(item[ident].decode("ascii"), f"{module}.{item[1].decode('ascii')}" if module else None,
+                                  base + item.start(1), base + item.end(1), base + item.start(ident)))
+    return found
+
+
+def bound_names(stmt: Any, source: Optional[bytes] = None) -> list[ImportedName]:
     """What an import statement binds (no names for ``*`` or broken statements)."""
+    if source is not None and stmt.type != "future_import_statement" and not stmt.has_error:
+        text = source[stmt.start_byte:stmt.end_byte]
+        if b"\n" not in text and b"(" not in text and b"\\" not in text and b";" not in text and b"#" not in text:
+            simple = _simple_bound_names(stmt, text)
+            if simple is not None:
+                return simple
     found: list[ImportedName] = []
     if stmt.type == "import_statement":
         module = None
@@ -109,6 +160,7 @@ class ImportTable:
     statements: dict[int, Any] = field(default_factory=dict)  # start byte -> node
     names: list[tuple[Any, ImportedName]] = field(default_factory=list)
     by_statement: dict[int, list[ImportedName]] = field(default_factory=dict)
+    source: Optional[bytes] = field(default=None, repr=False, compare=False)  # lets ``bound_names`` read text
 
     @classmethod
     def build(cls, root: Any, source: bytes) -> "ImportTable":
@@ -117,7 +169,7 @@ class ImportTable:
         Imports deeper inside functions are added by the resolver when it meets
         a torch name in them; other names are only needed at module level.
         """
-        table = cls()
+        table = cls(source=source)
         for child in root.named_children:
             if child.type in IMPORT_TYPES:
                 table.add(child)
@@ -132,7 +184,7 @@ class ImportTable:
         if stmt.type not in IMPORT_TYPES or stmt.start_byte in self.statements:
             return
         self.statements[stmt.start_byte] = stmt
-        found = bound_names(stmt)
+        found = bound_names(stmt, self.source)
         self.by_statement[stmt.start_byte] = found
         self.names.extend((stmt, name) for name in found)
 
