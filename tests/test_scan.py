@@ -209,3 +209,19 @@ def test_pool_workers_run_without_the_cyclic_collector_but_collect_now_and_then(
     for _ in range(7):
         project._collect_now_and_then()
     assert collected == [3, 6]
+
+
+def test_a_report_crosses_processes_unchanged(db, tmp_path):
+    import pickle
+
+    from kb.analysis import project
+    from kb.analysis.settings import EngineSettings
+
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    project._init_worker(db, EngineSettings())
+    report = project.scan_file(project._ENGINE, path)
+    assert len(report.uses) > 3
+    back = pickle.loads(pickle.dumps(report))
+    assert back == report
+    assert [list(row) for row in back.uses] == [list(project.USE_FIELDS)] * len(report.uses)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 import gc
 import multiprocessing
+import operator
 import os
 import sys
 from dataclasses import dataclass, field
@@ -28,12 +29,26 @@ SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_mo
 BOM = b"\xef\xbb\xbf"
 
 
+USE_FIELDS = ("torch", "kind", "category", "guess", "line", "column", "end_line", "end_column",
+              "target", "relation", "reason", "fix")  # the keys of a ``use_row``
+_ROW_VALUES = operator.itemgetter(*USE_FIELDS)
+
+
 @dataclass
 class FileReport:
     path: str
-    uses: list[dict[str, Any]] = field(default_factory=list)
+    uses: list[dict[str, Any]] = field(default_factory=list)  # ``use_row``s
     error: Optional[str] = None
     lines: int = 0
+
+    def __reduce__(self) -> tuple:
+        # From a scan worker to the parent, rows travel as tuples: the parent spends a third of
+        # the time it would unpickling dicts, time taken from the workers on a 2-core machine.
+        return _report, (self.path, [_ROW_VALUES(row) for row in self.uses], self.error, self.lines)
+
+
+def _report(path: str, rows: list[tuple], error: Optional[str], lines: int) -> FileReport:
+    return FileReport(path, [dict(zip(USE_FIELDS, row)) for row in rows], error, lines)
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
