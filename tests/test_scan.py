@@ -225,3 +225,61 @@ def test_a_report_crosses_processes_unchanged(db, tmp_path):
     back = pickle.loads(pickle.dumps(report))
     assert back == report
     assert [list(row) for row in back.uses] == [list(project.USE_FIELDS)] * len(report.uses)
+
+
+def test_progress_counts_up_to_every_file(db, tmp_path):
+    from kb.analysis import project
+    from kb.analysis.settings import EngineSettings
+
+    files = []
+    for index in range(30):
+        path = tmp_path / f"m{index:02d}.py"
+        path.write_text(MODEL)
+        files.append(path)
+    seen: list[tuple[int, int]] = []
+    reports = project.scan_files(files, db, EngineSettings(), jobs=2, progress=lambda done, total: seen.append((done, total)))
+    assert [r.path for r in reports] == [str(f) for f in files] and all(r.uses and not r.error for r in reports)
+    assert seen[-1] == (30, 30) and all(total == 30 for _, total in seen)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_a_worker_that_dies_costs_its_files_not_the_scan(db, tmp_path, monkeypatch):
+    from kb.analysis import project
+    from kb.analysis.settings import EngineSettings
+
+    files = []
+    for index in range(40):
+        path = tmp_path / f"m{index:02d}.py"
+        path.write_text(MODEL)
+        files.append(path)
+    (tmp_path / "m07.py").write_text(MODEL + "# boom\n")
+    real = project._scan_one
+
+    def fragile(name):  # runs in the forked workers: one file kills its worker outright
+        if name.endswith("m07.py"):
+            os._exit(3)
+        return real(name)
+
+    monkeypatch.setattr(project, "_scan_one", fragile)
+    reports = project.scan_files(files, db, EngineSettings(), jobs=2)
+    assert [r.path for r in reports] == [str(f) for f in files]
+    lost = [r for r in reports if r.error]
+    assert reports[7] in lost and all("stopped unexpectedly" in r.error for r in lost)
+    assert all(r.uses for r in reports if not r.error) and len(lost) < len(files)
+
+
+def test_workers_that_cannot_start_say_why_for_every_file(tmp_path):
+    from kb.analysis import project
+    from kb.analysis.settings import EngineSettings
+
+    files = []
+    for index in range(12):
+        path = tmp_path / f"m{index:02d}.py"
+        path.write_text(MODEL)
+        files.append(path)
+    broken = tmp_path / "broken.sqlite"
+    broken.write_text("not a database")
+    reports = project.scan_files(files, broken, EngineSettings(), jobs=2)
+    assert [r.path for r in reports] == [str(f) for f in files]
+    assert all(r.error and r.error.startswith("not scanned: the scan worker could not start: ") for r in reports)
+    assert "not a usable msmap database" in reports[0].error
