@@ -7,6 +7,7 @@ turns any failure of the KB into "not found": analysis never raises.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterable, Optional, Protocol, runtime_checkable
 
 Record = dict[str, Any]
@@ -68,7 +69,8 @@ class Catalog:
         self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
         self._reachable: dict[str, bool] = {}
         self.tensor_methods: dict[bytes, Optional[str]] = {}  # a cache the tensor-method guesses fill
-        self._index: Optional[tuple[set[str], dict[str, set[str]]]] = None
+        self._names: Optional[list[str]] = None
+        self._index: Optional[dict[str, set[str]]] = None
 
     def lookup(self, name: str) -> Optional[Record]:
         """The record of a fully qualified torch name, or None."""
@@ -130,43 +132,47 @@ class Catalog:
     def _reaches(self, path: str) -> bool:
         if self.lookup(path) is not None:
             return True
-        names = self._names()
+        names = self._sorted_names()
         if names is None:
             return True  # the KB cannot list its names: assume anything may be known
-        prefixes, by_part = names
-        if path in prefixes:
-            return True
+        at, below = bisect_left(names, path), bisect_left(names, path + ".")
+        if (at < len(names) and names[at] == path) or (below < len(names) and names[below].startswith(path + ".")):
+            return True  # a known name is ``path`` or lies below it
         # A re-export keeps every part before a dropped ``modules`` unless it is private or
         # the leaf's own module: some known name must hold all such parts (or end in one).
         parts = path.split(".")
         if "modules" in parts:
             parts = parts[: parts.index("modules")]
         needed = [p for p in parts if not p.startswith("_")]
+        by_part = self._by_part(names)
         candidates: Optional[set[str]] = None
         for part in needed:
             holders = by_part.get(part, set())
             candidates = holders if candidates is None else candidates & holders
             if not candidates:
                 return False
-        return bool(prefixes if candidates is None else candidates)  # all parts private: any known name
+        return bool(names if candidates is None else candidates)  # all parts private: any known name
 
-    def _names(self) -> Optional[tuple[set[str], dict[str, set[str]]]]:
-        """(dotted prefixes of known names, known names by module part or lower-cased leaf)."""
-        if self._index is None:
+    def _sorted_names(self) -> Optional[list[str]]:
+        """The KB's torch names, sorted (None when the KB cannot list them)."""
+        if self._names is None:
             listed = getattr(self.kb, "torch_names", None)
             if listed is None:
                 listed = getattr(self.kb, "records", None)
             if listed is None:
                 return None
-            prefixes: set[str] = set()
+            self._names = sorted(listed)
+        return self._names
+
+    def _by_part(self, names: list[str]) -> dict[str, set[str]]:
+        """Known names by module part or lower-cased leaf (built the first time a path needs it)."""
+        if self._index is None:
             by_part: dict[str, set[str]] = {}
-            for name in listed:
+            for name in names:
                 parts = name.split(".")
-                for index in range(1, len(parts) + 1):
-                    prefixes.add(".".join(parts[:index]))
                 for part in set(parts[:-1]) | {parts[-1].lower()}:
                     by_part.setdefault(part, set()).add(name)
-            self._index = (prefixes, by_part)
+            self._index = by_part
         return self._index
 
     def tensor_method(self, method: str) -> Optional[str]:
