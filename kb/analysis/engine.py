@@ -144,7 +144,7 @@ class Engine:
         # Planned rewrites by content (the call's text, relative offsets): an unchanged
         # call is not planned again after an edit elsewhere in the file.
         self._plans: dict[tuple, tuple] = {}
-        self._choices: dict[str, Any] = {}  # torch name -> (target choice, relevant caveats)
+        self._choices: dict[int, Any] = {}  # id(record) -> see _verdict
         self._memos: dict[tuple, tuple] = {}  # see _memo
         self._settings_key = (self._settings.family, self._settings.ms_version, self._settings.device)
 
@@ -247,13 +247,13 @@ class Engine:
         return self._verdict(site.record)[0]
 
     def _verdict(self, record: dict) -> tuple:
-        """(target choice, relevant caveats) of a record, once per record and settings."""
-        key = (record.get("torch"), self._settings_key)
-        found = self._choices.get(key)
+        """(target choice, relevant caveats, record, per-use outcomes) of a record, once per record
+        (new settings clear the table; the identity check guards against a reused id)."""
+        found = self._choices.get(id(record))
         if found is None or found[2] is not record:
             choice = choose_target(record, self.settings)
             found = (choice, relevant_caveats(record, choice, self.settings), record, {})
-            self._choices[key] = found
+            self._choices[id(record)] = found
         return found
 
     def _fixed(self, site: Site, choice: Any, caveats: list) -> Any:
@@ -280,7 +280,8 @@ class Engine:
         node = site.node
         if node is not None and ascii:  # columns are UTF-16 units, which ASCII bytes are one by one
             (line, column), (end_line, end_column) = node.start_point, node.end_point
-            span = Range(Position(line, column, node.start_byte), Position(end_line, end_column, node.end_byte))
+            span = _new(Range, (_new(Position, (line, column, node.start_byte)),
+                                _new(Position, (end_line, end_column, node.end_byte))))
         elif node is not None:
             span = _range(source, node.start_byte, node.end_byte, node.start_point, node.end_point)
         else:
@@ -385,6 +386,9 @@ def manual_reason(choice: Any, caveats: list) -> str:
         serious = [c for c in caveats if c.get("severity") in ("error", "warning")]
         detail = first_sentence(serious[0].get("title")) if serious else "not rewritten automatically"
     return f"{choice.relation.replace('_', ' ')}: {detail}"
+
+
+_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (a third of the cost)
 
 
 def _range(source: bytes, start: int, end: int, start_point: Any = None, end_point: Any = None) -> Range:
