@@ -128,7 +128,7 @@ class Resolver:
         self._seen: set[int] = set()
         self._adopted: set[int] = set()
         self._class_generation = 0
-        self._memo: dict[int, tuple[tuple[int, int], Optional[Site]]] = {}
+        self._memo: dict[int, tuple[int, Optional[int], Optional[Site]]] = {}  # see _resolve_all
         self.non_refs: list[int] = []  # offsets of binding/import/global occurrences
         self.frozen = False  # when set, resolving never adds bindings (raises Rediscovery)
         self._scanned: set[tuple[str, int, int]] = set()
@@ -225,16 +225,20 @@ class Resolver:
 
     # -- resolution ----------------------------------------------------------------
     def _resolve_all(self) -> list[Site]:
-        """Resolve every reference; one whose name and classes did not change keeps its answer."""
+        """Resolve every reference; one whose name did not change keeps its answer, unless it
+        went through a local class or a typed object and the classes changed."""
         sites = []
+        generation, classes = self.bindings.generation, self._class_generation
         for start, ref in list(self.refs.items()):
-            key = (self.bindings.generation.get(ref.name, 0), self._class_generation)
+            names = generation.get(ref.name, 0)
             memo = self._memo.get(start)
-            if memo is None or memo[0] != key:
-                memo = (key, self._resolve(ref))
+            if memo is None or memo[0] != names or (memo[1] is not None and memo[1] != classes):
+                binding = self._binding_of(ref)
+                through_classes = binding is not None and (binding.kind == "class" or binding.kind == "typed")
+                memo = (names, classes if through_classes else None, self._resolve_with(ref, binding))
                 self._memo[start] = memo
-            if memo[1] is not None:
-                sites.append(memo[1])
+            if memo[2] is not None:
+                sites.append(memo[2])
         return sites
 
     def _classes_changed(self) -> None:
@@ -277,13 +281,18 @@ class Resolver:
         return _reference(node, source[start:end].decode("utf-8", "replace"), source)
 
     def _resolve(self, ref: Reference, offset: Optional[int] = None) -> Optional[Site]:
+        return self._resolve_with(ref, self._binding_of(ref, offset))
+
+    def _binding_of(self, ref: Reference, offset: Optional[int] = None) -> Optional[Binding]:
         # Scopes are looked up now, not when the reference was met: a comprehension
         # becomes a scope only once a binding inside it has been seen.  ``offset`` is
         # where the reference sits in the text the bindings were computed on.
         offset = ref.node.start_byte if offset is None else offset
         bindings = self.bindings
         scope = self.scopes.at(offset) if ref.name in bindings._local else self.scopes.module
-        binding = bindings.resolve(ref.name, offset, scope)
+        return bindings.resolve(ref.name, offset, scope)
+
+    def _resolve_with(self, ref: Reference, binding: Optional[Binding]) -> Optional[Site]:
         if binding is None:
             return None
         if binding.kind == "module":
