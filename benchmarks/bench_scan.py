@@ -1,8 +1,9 @@
 """Benchmark: `msmap scan` of the installed torch package vs single-threaded `ast.parse`.
 
 Both are measured in this run, on the same files (read from disk each time).
-The scan uses all cores (a process pool, the knowledge base opened once per
-worker).  Target: scan time <= 0.6 x the ast.parse baseline on 2 cores.
+The scan uses all cores (one worker process per core, each opening the knowledge
+base once and taking the next file from a shared counter).  Target: scan time
+<= 0.6 x the ast.parse baseline on 2 cores.
 Torch is never imported: its sources are read as text from its install path.
 
 Also printed (no target attached): the editor-side latency of the engine on
