@@ -10,4 +10,7 @@
 - ``markdown``    – the Markdown cards (pure functions).
 - ``actions``     – quick-fixes, fix-all and class migration as code actions.
 - ``protocol``, ``transport``, ``safety`` – UTF-16 positions, cancellable stdio, guarded handlers.
+- ``earlystart`` – answers ``initialize`` and publishes the first file's diagnostics before pygls
+  is loaded, from pygls' answer kept by an earlier start; ``codecache`` – keeps the code attrs and
+  cattrs generate at run time.
 """

@@ -9,7 +9,8 @@ from typing import Any, Iterable, Optional
 
 from lsprotocol import types
 
-from lsp.diagnostics import SOURCE, lsp_range
+from lsp.diagnostics import SOURCE
+from lsp.protocol import lsp_range
 
 FIX_ALL_KIND = "source.fixAll.msmap"
 FIX_ALL_TITLE = "Fix all msmap issues in file"

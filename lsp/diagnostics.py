@@ -24,8 +24,6 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Optional
 
-from lsprotocol import types
-
 from lsp.settings import ServerSettings
 
 SOURCE = "msmap"
@@ -34,12 +32,6 @@ CONTEXT = frozenset({"context_change", "composite"})
 BEHAVIOUR = frozenset({"param_semantics_differ", "defaults_differ", "torch_more_params"})
 LOUD_CAVEATS = ("error", "warning")
 COMPACT = (",", ":")  # no spaces: thousands of diagnostics per publication
-
-
-def lsp_range(span: Any) -> types.Range:
-    """An engine ``Range`` (UTF-16 columns) as an LSP range."""
-    return types.Range(start=types.Position(line=span.start.line, character=span.start.character),
-                       end=types.Position(line=span.end.line, character=span.end.character))
 
 
 def severity_key(use: Any) -> tuple[str, Optional[str]]:

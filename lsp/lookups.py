@@ -6,7 +6,7 @@ from typing import Any, Optional
 from lsprotocol import types
 
 from lsp import symbols
-from lsp.diagnostics import lsp_range
+from lsp.protocol import lsp_range
 from lsp.settings import ServerSettings
 
 

@@ -106,7 +106,7 @@ class Publisher:
                 log.debug("timing diagnostics %.3f ms", self.last_ms)
                 log.debug("timing change-to-publish %.3f ms", (time.perf_counter() - since) * 1000)
             if (self.last_ms >= SETTLE_MS or settle) and self._settle is None:
-                self._settle_soon()
+                self.settle_soon()
 
     def settle_later(self, seconds: float) -> None:
         """Turn the collector back on after ``seconds`` if no publication has done it (nothing opened)."""
@@ -116,7 +116,7 @@ class Publisher:
             return
         loop.call_later(seconds, lambda: None if gc.isenabled() else settle())
 
-    def _settle_soon(self) -> None:
+    def settle_soon(self) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

@@ -43,18 +43,34 @@ class MsmapServer(LanguageServer):
         self.documents = DocumentStore()
         self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish)
         self._messages: list[str] = []
+        self._early_document: Any = None  # analysed and published by the early start
+        self.client_initialized = False  # the client said ``initialized``: messages can be shown at once
 
     # -- set-up --------------------------------------------------------------------
+    def adopt(self, early: Any) -> None:
+        """Take over what the early start built (``lsp.earlystart.Handover``): its knowledge base and
+        engine, its serializer, and the document it analysed and published."""
+        self.protocol.early = early
+        if early.engine is not None:
+            self.kb, self.catalog, self.engine = early.kb, early.engine.catalog, early.engine
+        if early.serializer is not None:
+            self.serializer = early.serializer
+        self._early_document = early.document
+
     def open_kb(self) -> None:
         from kb.analysis import Catalog
         from kb.query import KB
 
+        if self.kb is not None:  # opened by the early start
+            return
         started = time.perf_counter()
         try:
             self.kb = KB.open(db=self.db_path)
         except Exception as exc:  # no DB and no data to build it: serve, but find nothing
             log.error("msmap: cannot open the knowledge base: %s", exc)
             self._messages.append(f"msmap: cannot open the knowledge base ({exc})")
+            if self.client_initialized:  # (messages already received are handled before this runs)
+                self.flush_messages()
             return
         self.catalog = Catalog(self.kb)
         self.configure_engine()
@@ -62,7 +78,8 @@ class MsmapServer(LanguageServer):
 
     def configure(self, raw: Any) -> None:
         self.settings, warnings = parse_settings(section_of(raw))
-        self.serializer = Serializer(self.settings)
+        if self.serializer.settings != self.settings:  # (equal: keep what it has serialized)
+            self.serializer = Serializer(self.settings)
         for text in warnings:
             log.warning(text)
         self._messages.extend(warnings)
@@ -151,6 +168,7 @@ def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 @guarded()
 def initialized(ls: MsmapServer, params: types.InitializedParams) -> None:
+    ls.client_initialized = True
     ls.flush_messages()
 
 
@@ -171,6 +189,11 @@ async def did_change_configuration(ls: MsmapServer, params: types.DidChangeConfi
 def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if item.language_id == "python" or item.uri.endswith(PYTHON_SUFFIXES):
+        early, ls._early_document = ls._early_document, None
+        if early is not None and (early.uri, early.version, early.text) == (item.uri, item.version, item.text):
+            ls.documents.adopt(early)  # its diagnostics are out already
+            ls.publisher.settle_soon()
+            return
         ls.documents.open(item.uri, item.text, item.version)
         ls.publisher.schedule(item.uri, delay=0)
 
@@ -263,6 +286,8 @@ async def fix_all(ls: MsmapServer, *args: Any) -> int:
     return count if result is not None and result.applied else 0
 
 
-def make_server(db: Optional[str] = None) -> MsmapServer:
+def make_server(db: Optional[str] = None, early: Any = None) -> MsmapServer:
     server.db_path = Path(db) if db else None
+    if early is not None:
+        server.adopt(early)
     return server

@@ -39,17 +39,23 @@ def run(args: argparse.Namespace) -> int:
     # (``lsp.publisher.settle`` collects once, freezes the survivors and turns it back on; it runs a few
     # seconds after ``initialize`` at the latest, even if no document is opened).
     gc.disable()
+    early = None
+    if not args.tcp and sys.platform != "win32":  # answer initialize and publish the first diagnostics
+        # before pygls is loaded (lsp.earlystart; it waits on stdin with select(), which Windows pipes lack)
+        from lsp import earlystart
+
+        early = earlystart.run(sys.stdin.fileno(), sys.stdout.buffer, db=args.db)
     from lsp import codecache
 
     codecache.install()  # before lsprotocol's ~570 classes are built: their generated code is reused
     from lsp.server import make_server
     from lsp.transport import start_stdio
 
-    server = make_server(db=args.db)
+    server = make_server(db=args.db, early=early)
     gc.freeze()
     if args.tcp:
         host, port = _host_port(args.tcp)
         server.start_tcp(host, port)
     else:
-        start_stdio(server)
+        start_stdio(server, prefix=early.raw if early is not None else b"")
     return 0
