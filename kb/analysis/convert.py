@@ -8,38 +8,15 @@ statement instead; if that is not possible either, the line gets no note.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from kb.analysis.document import Document
 from kb.analysis.fixall import FixAllResult, Leftover, parses
-from kb.analysis.text import TextEdit, apply_edits, decode
+from kb.analysis.text import TextEdit, apply_edits
 
 MARKER = "# msmap:"
 _STRINGY = frozenset({"string", "string_content", "string_start", "string_end", "concatenated_string",
                       "escape_sequence", "interpolation"})
-
-
-@dataclass
-class ConvertResult:
-    source: bytes
-    original: bytes
-    found: int = 0  # torch uses (imports and tensor-method guesses not counted)
-    left: list[Leftover] = field(default_factory=list)
-    applied: list[str] = field(default_factory=list)
-    error: Optional[str] = None  # set when the file was left unchanged because it does not parse
-
-    @property
-    def converted(self) -> int:
-        return self.found - len(self.left)
-
-    @property
-    def changed(self) -> bool:
-        return self.source != self.original
-
-    @property
-    def text(self) -> str:
-        return decode(self.source)
 
 
 def note_for(left: Leftover) -> str:
@@ -47,18 +24,17 @@ def note_for(left: Leftover) -> str:
     return f"{reason} (see: msmap lookup {left.torch_name})"
 
 
-def convert_source(engine: Any, source: Union[str, bytes]) -> ConvertResult:
-    document = Document(source)
-    fixed: FixAllResult = engine.fix_all(document)
-    result = ConvertResult(fixed.source, document.source, fixed.found, fixed.left, fixed.applied, fixed.error)
+def convert_source(engine: Any, source: Union[str, bytes]) -> FixAllResult:
+    """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines)."""
+    fixed: FixAllResult = engine.fix_all(Document(source))
     for left in fixed.left:
         left.line = fixed.source.count(b"\n", 0, left.offset) + 1
     if fixed.error is not None or not fixed.left:
-        return result
+        return fixed
     annotated = annotate(fixed.source, fixed.left)
     if annotated is not None and parses(annotated) is None:
-        result.source = annotated
-    return result
+        fixed.source = annotated
+    return fixed
 
 
 def annotate(source: bytes, left: list[Leftover]) -> Optional[bytes]:

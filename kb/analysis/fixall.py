@@ -60,6 +60,11 @@ class FixAllResult:
         return self.source != self.original
 
     @property
+    def converted(self) -> int:
+        """Uses converted: those found less those left."""
+        return self.found - len(self.left)
+
+    @property
     def text(self) -> str:
         return decode(self.source)
 
