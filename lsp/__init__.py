@@ -6,7 +6,8 @@
 - ``documents``   – open documents as engine ``Document``s, edited incrementally.
 - ``publisher``   – debounced, version-checked diagnostics per document.
 - ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, JSON serialization).
-- ``lookups``     – hover, ``msmap.lookup`` and ``msmap.search``; ``symbols`` finds MindSpore names.
+- ``lookups``     – hover, ``msmap.lookup`` and ``msmap.search`` (MindSpore names under the cursor:
+  ``kb.analysis.msnames``).
 - ``markdown``    – the Markdown cards (pure functions).
 - ``actions``     – quick-fixes, fix-all and class migration as code actions.
 - ``protocol``, ``transport``, ``safety`` – UTF-16 positions, cancellable stdio, guarded handlers.

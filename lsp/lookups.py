@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from lsprotocol import types
 
-from lsp import symbols
+from kb.analysis.msnames import mindspore_name_at
 from lsp.protocol import lsp_range
 from lsp.settings import ServerSettings
 
@@ -19,7 +19,7 @@ def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
     if use is not None:
         text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version)
         return _hover(text, lsp_range(use.range), kind)
-    found = symbols.mindspore_name_at(document, offset)
+    found = mindspore_name_at(document, offset)
     if found is None:
         return None
     name, start, end = found

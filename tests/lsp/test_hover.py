@@ -174,3 +174,14 @@ async def test_mindspore_spellings(client, text, character):
 async def test_torch_nn_is_not_mindspore_nn(client):
     uri = await opened(client, "torch_nn.py", "from torch import nn\nlayer = nn.Dense(3, 4)\n")
     assert await hover(client, uri, 1, 12) is None
+
+
+async def test_mindspore_hover_follows_edits_to_the_imports(client):
+    from tests.lsp.conftest import change_doc
+
+    uri = await opened(client, "ms_edit.py", "from torch import nn\nlayer = nn.Dense(3, 4)\n")
+    assert await hover(client, uri, 1, 12) is None  # torch's nn: no Dense there
+    change_doc(client, uri, 2, "from mindspore import nn\nlayer = nn.Dense(3, 4)\n")
+    await wait_diagnostics(client, uri, 2)
+    result = await hover(client, uri, 1, 12)
+    assert result is not None and result.contents.value == DENSE

@@ -1,8 +1,8 @@
 """The MindSpore name under the cursor (``ms.nn.Dense``, ``nn.Dense`` with ``from mindspore import nn``).
 
-Torch names are the engine's job (``Analysis.use_at``).  The engine does not resolve
-MindSpore names, so this module reads the dotted expression at an offset and expands its
-first name through the file's imports, read with the engine's ``ImportTable``.
+Torch names are found by the resolver (``Analysis.use_at``); a MindSpore name under the cursor
+(hover in migrated code) is read here: the dotted expression at an offset, its first name
+expanded through the file's imports (``ImportTable``).
 """
 from __future__ import annotations
 
@@ -39,10 +39,12 @@ def dotted_at(root: Any, offset: int) -> Optional[tuple[list[str], Any]]:
 
 
 def imports_of(document: Any) -> ImportTable:
-    found = document.cache.get("lsp.imports")
-    if found is None:
-        found = document.cache["lsp.imports"] = ImportTable.build(document.tree.root_node, document.source)
-    return found
+    """The document's import table, kept until the document changes."""
+    found = document.cache.get("msnames.imports")
+    if found is None or found[0] != document.revision:
+        found = document.cache["msnames.imports"] = (document.revision,
+                                                     ImportTable.build(document.tree.root_node, document.source))
+    return found[1]
 
 
 def mindspore_name_at(document: Any, offset: int) -> Optional[tuple[str, int, int]]:
