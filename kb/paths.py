@@ -26,14 +26,18 @@ def data_dir() -> Path:
     return Path(sys.prefix) / "share" / "msmap" / "data"
 
 
+def cache_dir() -> Path:
+    """msmap's own cache directory: ``$XDG_CACHE_HOME/msmap`` (default ``~/.cache/msmap``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "msmap"
+
+
 def db_path(data: Path | None = None) -> Path:
     env = os.environ.get("MSMAP_DB")
     if env:
         return Path(env)
     data = data or data_dir()
     digest = hashlib.sha1(str(data.resolve()).encode()).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "msmap" / f"kb-{digest}.sqlite"
+    return cache_dir() / f"kb-{digest}.sqlite"
 
 
 def source_files(data: Path) -> list[Path]:

@@ -36,9 +36,10 @@ _INSTALLED: Optional["CachedCompile"] = None
 
 
 def default_path() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    from kb.paths import cache_dir
+
     tag = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}-o{sys.flags.optimize}"
-    return cache / "msmap" / f"generated-code-{tag}.marshal"
+    return cache_dir() / f"generated-code-{tag}.marshal"
 
 
 class CachedCompile:

@@ -43,8 +43,9 @@ class Handover:
 
 
 def answers_path() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "msmap" / "lsp-initialize.json"
+    from kb.paths import cache_dir
+
+    return cache_dir() / "lsp-initialize.json"
 
 
 def capabilities_key(params: Any) -> str:
@@ -198,7 +199,7 @@ def _python(item: dict) -> bool:
 
 
 def _open_engine(db: Optional[str], settings: Any, handover: Handover) -> None:
-    from kb.analysis import Engine, EngineSettings
+    from kb.analysis import Engine
     from kb.query import KB
 
     started = time.perf_counter()
@@ -208,8 +209,7 @@ def _open_engine(db: Optional[str], settings: Any, handover: Handover) -> None:
         log.info("early start: no knowledge base (%s)", exc)
         return
     log.info("knowledge base %s opened in %.0f ms (early start)", handover.kb.path, (time.perf_counter() - started) * 1000)
-    handover.engine = Engine(handover.kb, EngineSettings(settings.target_family, settings.mindspore_version,
-                                                        settings.device, settings.tensor_method_guesses))
+    handover.engine = Engine(handover.kb, settings.engine())
 
 
 def _write(out: BinaryIO, body: str) -> None:

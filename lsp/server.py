@@ -86,12 +86,11 @@ class MsmapServer(LanguageServer):
         self.configure_engine()
 
     def configure_engine(self) -> None:
-        from kb.analysis import Engine, EngineSettings
+        from kb.analysis import Engine
 
         if self.catalog is None:
             return
-        s = self.settings
-        wanted = EngineSettings(s.target_family, s.mindspore_version, s.device, s.tensor_method_guesses)
+        wanted = self.settings.engine()
         if self.engine is None or self.engine.settings != wanted:  # a new engine starts its analyses afresh
             self.engine = Engine(self.catalog, wanted)
 

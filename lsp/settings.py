@@ -97,6 +97,12 @@ class ServerSettings(_Settings):
     def docs_url(self, torch_name: str) -> str:
         return f"{self.docs_base_url}/{torch_name}.md"
 
+    def engine(self) -> Any:
+        """The engine's share of these settings (a ``kb.analysis.EngineSettings``)."""
+        from kb.analysis.settings import EngineSettings
+
+        return EngineSettings(self.target_family, self.mindspore_version, self.device, self.tensor_method_guesses)
+
 
 def section_of(settings: Any) -> Any:
     """The ``msmap`` section when the client sent its whole settings object."""

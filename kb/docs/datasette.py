@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kb.paths import cache_dir as msmap_cache_dir
+
 DB_NAME = "msmap"  # URL path: /msmap/mappings.json
 TOKENIZE = "tokenize='porter unicode61'"
 
@@ -95,8 +97,7 @@ TABLES: dict[str, dict[str, Any]] = {
 
 
 def cache_dir(db: Path) -> Path:
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "msmap"
-    return root / f"serve-{hashlib.sha1(str(db.resolve()).encode()).hexdigest()[:12]}"
+    return msmap_cache_dir() / f"serve-{hashlib.sha1(str(db.resolve()).encode()).hexdigest()[:12]}"
 
 
 def _stamp(db: Path) -> str:
