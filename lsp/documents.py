@@ -11,6 +11,14 @@ from typing import Iterable, Optional
 from kb.analysis import Document
 
 
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def is_python(language_id: object, uri: object) -> bool:
+    """Whether an opened document is one the server analyses."""
+    return language_id == "python" or (isinstance(uri, str) and uri.endswith(PYTHON_SUFFIXES))
+
+
 class DocumentStore:
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}

@@ -168,6 +168,7 @@ def _serve(frames: Frames, out: BinaryIO, db: Optional[str], answers: Path, hand
     handover.answered = first["id"]
 
     from lsp.diagnostics import Serializer
+    from lsp.documents import is_python
     from lsp.settings import parse_settings, section_of
 
     settings, warnings = parse_settings(section_of(params.get("initializationOptions")))
@@ -180,7 +181,7 @@ def _serve(frames: Frames, out: BinaryIO, db: Optional[str], answers: Path, hand
     third = frames.next(WAIT)
     item = (third.get("params") or {}).get("textDocument") if third and third.get("method") == "textDocument/didOpen" \
         else None
-    if not isinstance(item, dict) or handover.engine is None or not _python(item):
+    if not isinstance(item, dict) or handover.engine is None or not is_python(item.get("languageId"), item.get("uri")):
         return
     from kb.analysis import Document
 
@@ -191,11 +192,6 @@ def _serve(frames: Frames, out: BinaryIO, db: Optional[str], answers: Path, hand
     handover.serializer = Serializer(settings)
     _write(out, handover.serializer.publish_json(uri, version, handover.engine.analyze(document).uses))
     handover.document = document
-
-
-def _python(item: dict) -> bool:
-    uri = item.get("uri")
-    return item.get("languageId") == "python" or (isinstance(uri, str) and uri.endswith((".py", ".pyi")))
 
 
 def _open_engine(db: Optional[str], settings: Any, handover: Handover) -> None:

@@ -20,14 +20,13 @@ from pygls.lsp.server import LanguageServer
 from kb import __version__
 from lsp import actions, lookups
 from lsp.diagnostics import Serializer
-from lsp.documents import DocumentStore
+from lsp.documents import DocumentStore, is_python
 from lsp.protocol import MsmapProtocol
 from lsp.publisher import Publisher
 from lsp.safety import guarded
 from lsp.settings import ServerSettings, parse_settings, section_of
 
 log = logging.getLogger("lsp.server")
-PYTHON_SUFFIXES = (".py", ".pyi")
 IDLE_SETTLE = 5.0  # seconds: the collector is back on by then even if no document was opened
 
 
@@ -187,7 +186,7 @@ async def did_change_configuration(ls: MsmapServer, params: types.DidChangeConfi
 @guarded()
 def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
-    if item.language_id == "python" or item.uri.endswith(PYTHON_SUFFIXES):
+    if is_python(item.language_id, item.uri):
         early, ls._early_document = ls._early_document, None
         if early is not None and (early.uri, early.version, early.text) == (item.uri, item.version, item.text):
             ls.documents.adopt(early)  # its diagnostics are out already
