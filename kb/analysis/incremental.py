@@ -91,11 +91,13 @@ def _statement_span(root: Any, source: bytes, start: int, end: int) -> tuple[int
 
 
 def _statement_end(root: Any, offset: int) -> int:
-    """End of the module-level statement at ``offset``; ``offset`` when none is there.
+    """End of the module-level statement at ``offset`` (or of the next one, when ``offset`` is in the
+    blanks before it: an indented first line); ``offset`` when none is there.
     (Not ``Node.first_child_for_byte``: it crashes the process when no child lies past the byte.)"""
     node = root.descendant_for_byte_range(offset, offset)
     if node is None or node == root:
-        return offset
+        following = next((child for child in root.children if child.end_byte > offset), None)
+        return offset if following is None else max(offset, following.end_byte)
     parent = node.parent
     while parent is not None and parent != root:
         node, parent = parent, parent.parent

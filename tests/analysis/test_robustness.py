@@ -121,8 +121,10 @@ LINES = [
 @SETTINGS
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 2), st.lists(st.sampled_from(LINES), max_size=3),
                           st.booleans()), min_size=1, max_size=10))
-# once found: code typed above the statement that ``import mindspore`` goes before moved that place
+# once found: code typed above the statement that ``import mindspore`` goes before moved that place;
+# and the same when that place is the start of an indented (broken) first line, in blanks before any node
 @example(edits=[(0, 1, [], False), (0, 2, [], False), (0, 1, ["        h = F.relu(h)"], False)])
+@example(edits=[(0, 1, ["        h = F.relu(h)"] * 3, False), (231, 2, [], False), (0, 1, ["        # a comment"], False)])
 def test_line_edits_incremental_equals_full(edits):
     """Whole lines inserted/deleted (as an editor sends them): the incremental result equals a full one."""
     document = Document(BASE)
