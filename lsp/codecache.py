@@ -93,22 +93,12 @@ class CachedCompile:
         codes = self.codes
         if len(codes) > len(self.used) + SPARE:  # stale code piles up (older library versions): keep what is in use
             codes = {key: code for key, code in codes.items() if key in self.used}
-        import tempfile
+        from kb.paths import write_atomically
 
-        tmp = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                marshal.dump(codes, handle)
-            os.replace(tmp, self.path)  # atomic: a concurrent start reads the old table or the new one
+            write_atomically(self.path, marshal.dumps(codes))  # a concurrent start reads old or new
         except (OSError, ValueError) as exc:
             log.warning("cannot write the generated-code cache %s: %s", self.path, exc)
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
             return False
         self.codes, self.added = codes, 0
         return True

@@ -59,11 +59,16 @@ def capabilities_key(params: Any) -> str:
         if spec is not None and spec.submodule_search_locations:
             folders.append(Path(list(spec.submodule_search_locations)[0]))
     folders.append(folders[1] / "protocol" if len(folders) > 1 else folders[0])
-    stamps = [[folder.name, sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(folder)
-                                   if e.name.endswith(".py"))] for folder in folders if folder.is_dir()]
+    stamps = [[folder.name, sorted((e.name, *_size_and_time(e)) for e in os.scandir(folder) if e.name.endswith(".py"))]
+              for folder in folders if folder.is_dir()]
     capabilities = params.get("capabilities") if isinstance(params, dict) else None
     text = json.dumps([stamps, capabilities], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _size_and_time(entry: os.DirEntry) -> tuple[int, int]:
+    stat = entry.stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def _answers(path: Path) -> dict[str, Any]:
@@ -86,17 +91,12 @@ def remember(key: str, result: Any, path: Optional[Path] = None) -> None:
     found[key] = result
     while len(found) > KEPT:
         found.pop(next(iter(found)))
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    from kb.paths import write_atomically
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(found), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a concurrent start reads the old table or the new one
+        write_atomically(path, json.dumps(found).encode())
     except OSError as exc:
         log.warning("cannot remember the initialize answer in %s: %s", path, exc)
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
 
 
 class Frames:
