@@ -205,6 +205,7 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     db.execute("CREATE INDEX idx_links_caveat ON mapping_caveats(caveat_id)")
     _build_search(db, mapping_rows, target_rows, src.caveats)
     _write_origins(db, src)
+    _write_weight_rules(db, src)
     _index_verification(db)
     meta = {
         "schema": SCHEMA_VERSION, "fingerprint": fingerprint,
@@ -249,6 +250,16 @@ def _write_origins(db: sqlite_utils.Database, src: Sources) -> None:
     """``origins``: "mapping:<torch>" / "caveat:<id>" -> "file:line" of the curated entry (for msmap check)."""
     db["origins"].create({"ref": str, "origin": str}, pk="ref")
     db["origins"].insert_all([{"ref": k, "origin": v} for k, v in sorted(src.origin.items())], pk="ref")
+
+
+def _write_weight_rules(db: sqlite_utils.Database, src: Sources) -> None:
+    """``weight_rules``: torch state_dict key -> MindSpore parameter name rules (msmap weights/verify)."""
+    T = str
+    db["weight_rules"].create({"seq": int, "layer": T, "family": T, "rule": T, "origin": T}, pk="seq")
+    db["weight_rules"].insert_all(
+        {"seq": i, "layer": r.layer, "family": r.family, "rule": r.model_dump_json(), "origin": origin}
+        for i, (r, origin) in enumerate(src.weight_rules)
+    )
 
 
 def _index_verification(db: sqlite_utils.Database) -> None:

@@ -142,6 +142,9 @@ class ParamMap(Strict):
     transform: Optional[str] = Field(
         None, description="Python expression of the torch value named 'v', e.g. '1 - v'"
     )
+    symbolic: Optional[str] = Field(
+        None, description="expression of 'v' written when the value is not a literal (default: transform)"
+    )
     note: Optional[str] = None
 
     @model_validator(mode="after")
@@ -154,11 +157,15 @@ class ParamMap(Strict):
             raise ValueError("kind 'added' needs the 'ms' param name")
         if self.kind == "transformed" and not self.transform:
             raise ValueError("kind 'transformed' needs 'transform'")
-        if self.transform is not None:
+        for text in (self.transform, self.symbolic):
+            if text is None:
+                continue
             try:
-                compile(self.transform, "<transform>", "eval")
+                compile(text, "<transform>", "eval")
             except SyntaxError as exc:
                 raise ValueError(f"transform is not a Python expression: {exc.msg}") from None
+        if self.symbolic is not None and not self.transform:
+            raise ValueError("'symbolic' goes with 'transform'")
         return self
 
 
@@ -179,9 +186,14 @@ class Target(Strict):
     # Whether a call can be rewritten mechanically (callee + params).  Context
     # changes and composites never are.
     auto: Optional[bool] = None
+    # Call templates for rewrites that are not callee + arguments (``x.size(d)`` -> ``x.shape[d]``):
+    # the first whose ``{param}`` placeholders the call passes is used (see kb/analysis/templates.py).
+    template: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _shape(self) -> "Target":
+        for text in self.template:
+            check_template(text)
         if self.relation == "no_equivalent":
             if self.api is not None:
                 raise ValueError("relation 'no_equivalent' must not name an 'api'")
@@ -192,6 +204,18 @@ class Target(Strict):
         if self.api is not None and not self.api.startswith("mindspore"):
             raise ValueError(f"api must be a mindspore name: {self.api!r}")
         return self
+
+
+TEMPLATE_FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?\}")
+
+
+def check_template(text: str) -> None:
+    """A call template must be a Python expression once its placeholders are filled in."""
+    filled = TEMPLATE_FIELD_RE.sub(lambda m: ", a=b" if m[1] else "x", text).replace("(, ", "(")
+    try:
+        compile(filled, "<template>", "eval")
+    except SyntaxError as exc:
+        raise ValueError(f"template is not an expression: {text!r} ({exc.msg})") from None
 
 
 class Caveat(Strict):
@@ -239,11 +263,44 @@ class Mapping(Strict):
         return v
 
 
+class WeightDetect(Strict):
+    """How a layer is recognised from the keys of a torch state_dict alone (no model given)."""
+
+    has: list[str] = Field(default_factory=list)  # keys under the layer's prefix it must have
+    lacks: list[str] = Field(default_factory=list)  # keys it must not have
+    weight_ndim: Optional[int] = None  # number of axes of its 'weight'
+
+
+class WeightRule(Strict):
+    """How one layer type's torch state_dict keys become MindSpore parameter names (one family)."""
+
+    layer: str = Field(min_length=1)
+    family: Family
+    torch: list[str] = Field(min_length=1)
+    ms: list[str] = Field(min_length=1)
+    names: dict[str, Optional[str]] = Field(default_factory=dict)  # torch leaf -> ms leaf (None: dropped)
+    inner: list[str] = Field(default_factory=list)  # segments MindSpore inserts before the leaf
+    segments: dict[str, str] = Field(default_factory=dict)  # torch sub-module name -> MindSpore name
+    insert_axis: Optional[int] = None  # MindSpore keeps an extra size-1 axis here
+    detect: WeightDetect
+    note: Optional[str] = None
+    provenance: list[Provenance] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self) -> "WeightRule":
+        if not self.names and not self.segments:
+            raise ValueError("a weight rule needs 'names' or 'segments'")
+        if not self.detect.has:
+            raise ValueError("'detect.has' must name at least one key")
+        return self
+
+
 class CuratedFile(Strict):
     """One YAML file under data/curated/."""
 
     mappings: list[Mapping] = Field(default_factory=list)
     caveats: list[Caveat] = Field(default_factory=list)
+    weight_rules: list[WeightRule] = Field(default_factory=list)
 
 
 class DerivedMapping(Mapping):

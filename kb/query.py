@@ -252,6 +252,13 @@ class KB:
         return search(self.conn, query, limit)
 
     # --- stats -----------------------------------------------------------
+    def weight_rules(self) -> list[dict[str, Any]]:
+        """The state_dict key rules (data/curated/weights.yaml), in file order, each with its origin."""
+        if not self._has_table("weight_rules"):
+            return []
+        rows = self.conn.execute("SELECT rule, origin FROM weight_rules ORDER BY seq")
+        return [{**json.loads(r["rule"]), "origin": r["origin"]} for r in rows]
+
     def stats(self) -> dict[str, Any]:
         rows = self.conn.execute(
             "SELECT m.namespace AS ns, m.torch AS torch, t.family AS family, t.relation AS relation "

@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from kb.errors import DataError
-from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping
+from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping, WeightRule
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Sources:
     snapshots: list[dict] = field(default_factory=list)  # parsed snapshot JSON
     origin: dict[str, str] = field(default_factory=dict)  # "caveat:<id>"/"mapping:<torch>" -> file:line
     extra: dict[str, list[Any]] = field(default_factory=dict)  # checks/probes JSON(L), by subdir
+    weight_rules: list[tuple[WeightRule, str]] = field(default_factory=list)  # (rule, file:line)
 
 
 def _entry_label(raw: Any) -> str:
@@ -156,6 +157,8 @@ def load_sources(data: Path) -> Sources:
                 raise DataError(f"{where}: entry id={c.id}: duplicate caveat id (first at {src.origin['caveat:' + c.id]})")
             src.caveats[c.id] = c
             src.origin["caveat:" + c.id] = where
+        for i, r in enumerate(cf.weight_rules):
+            src.weight_rules.append((r, f"{_shown(path, data)}:{_line_of(root, 'weight_rules', i) or '?'}"))
     for path in sorted((data / "derived").glob("*.jsonl")):
         for m in load_jsonl(path, DerivedMapping):
             src.derived[m.torch] = m
