@@ -21,7 +21,7 @@ from kb import paths
 from kb.model import Caveat, Mapping, Target, vkey
 from kb.sources import Sources, load_sources
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 def namespace_of(torch_name: str) -> str:
@@ -101,6 +101,7 @@ def _target_row(torch_name: str, seq: int, t: Target, source: str, torch_apis: d
         "example": json.dumps(t.example.model_dump(), ensure_ascii=False) if t.example else None,
         "ms_signature": ms_api.get("signature"),
         "source": source,
+        "template": json.dumps(t.template) if t.template else None,
     }
 
 
@@ -167,14 +168,19 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
 
     mapping_rows, target_rows, link_rows = [], [], []
     differs = _probe_differences(src.extra.get("probes") or [], ms_versions[-1] if ms_versions else None)
+    no_kernel = _no_cpu_kernel(src.extra.get("probes") or [], ms_versions[-1] if ms_versions else None)
     applies: dict[str, list[str]] = {}
     for cid, c in src.caveats.items():
         for name in c.applies_to:
             applies.setdefault(name, []).append(cid)
     for m, source, targets in merge(src):
         rows = [_target_row(m.torch, i, t, s, torch_apis, ms_apis) for i, (t, s) in enumerate(targets)]
-        for r in rows:
-            _apply_probe_verdict(r, differs.get((m.torch, r["api"])))
+        for r, (t, s) in zip(rows, targets):
+            # A curator's explicit ``auto: true`` stands on the rewrite's own parameter map; an
+            # equivalence probe that called MindSpore with other arguments is no evidence against it.
+            if not (s == "curated" and t.auto is True):
+                _apply_probe_verdict(r, differs.get((m.torch, r["api"])))
+            r["no_kernel"] = json.dumps(["CPU"]) if r["api"] in no_kernel else None
         target_rows.extend(rows)
         cids = list(dict.fromkeys(
             m.caveats + applies.get(m.torch, []) + [c for r in rows if r["api"] for c in applies.get(r["api"], [])]
@@ -198,6 +204,7 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
         rows = [r for r in src.extra.get(table, []) if isinstance(r, dict)]
         if rows:
             db[table].insert_all(rows, alter=True)
+    _write_timings(db, [r for r in src.extra.get("timing", []) if isinstance(r, dict)])
 
     db.execute("CREATE INDEX idx_targets_api ON targets(api)")
     db.execute("CREATE INDEX idx_mappings_short ON mappings(short)")
@@ -229,6 +236,19 @@ def _probe_differences(probes: list, ms_version: str | None) -> dict[tuple[str, 
     return out
 
 
+def _no_cpu_kernel(probes: list, ms_version: str | None) -> set[str]:
+    """MindSpore APIs that a probe found without a CPU kernel on the newest snapshotted version,
+    and that no probe of the same version ran on the CPU."""
+    missing, ran = set(), set()
+    for p in probes:
+        if isinstance(p, dict) and p.get("ms_version") == ms_version and p.get("ms_api"):
+            if p.get("result") == "no_cpu_kernel":
+                missing.add(p["ms_api"])
+            elif p.get("result") in ("holds", "differs"):
+                ran.add(p["ms_api"])
+    return missing - ran
+
+
 def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:
     """A recorded probe difference outranks a signature match: no silent automatic rewrite.
 
@@ -244,6 +264,21 @@ def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:
     row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
     if not dtype_only:
         row["auto"] = 0
+
+
+def _write_timings(db: sqlite_utils.Database, rows: list[dict]) -> None:
+    """``timings``: recorded op timings (data/timing/, ``msmap probe --timing``), one row per op, family,
+    device, MindSpore version and shape; ``timing_names``: the torch APIs each measured op stands for."""
+    T, F = str, float
+    db["timings"].create({"op": T, "torch": T, "family": T, "ms_api": T, "device": T, "ms_version": T,
+                          "torch_version": T, "shape": T, "result": T, "ms": F, "spread": F, "torch_ms": F,
+                          "torch_spread": F, "ratio": F, "ratio_spread": F, "date": T, "machine": T, "detail": T})
+    db["timing_names"].create({"torch": T, "op": T}, pk=("torch", "op"))
+    columns = set(db["timings"].columns_dict)
+    db["timings"].insert_all(({k: v for k, v in r.items() if k in columns} for r in rows), batch_size=5000)
+    names = {(name, r["op"]) for r in rows for name in r.get("torch_apis") or [r.get("torch")] if name}
+    db["timing_names"].insert_all(({"torch": t, "op": op} for t, op in sorted(names)), pk=("torch", "op"))
+    db.execute("CREATE INDEX idx_timings_op ON timings(op)")
 
 
 def _write_origins(db: sqlite_utils.Database, src: Sources) -> None:
@@ -279,7 +314,7 @@ def _create_tables(db: sqlite_utils.Database) -> None:
                            "torch_signature": T, "provenance": T, "summary": T}, pk="torch")
     db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
                           "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
-                          "source": T}, pk=("torch", "seq"))
+                          "source": T, "no_kernel": T, "template": T}, pk=("torch", "seq"))
     db["caveats"].create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
                           "ms_since": T, "ms_until": T, "torch_since": T, "torch_until": T, "provenance": T,
                           "claims": T, "origin": T}, pk="id")

@@ -26,6 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 VERSION_RE = re.compile(r"^\d+(\.\d+){0,2}$")
 DOTTED_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# A mapping's source name starts with one of these: torch and its ecosystem packages (torchvision,
+# torchaudio, torchtext start with "torch"), plus third-party layers common in torch model code.
+SOURCE_ROOTS = ("torch", "einops.", "timm.")
 
 
 class Strict(BaseModel):
@@ -206,12 +209,11 @@ class Target(Strict):
         return self
 
 
-TEMPLATE_FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?\}")
-
-
 def check_template(text: str) -> None:
     """A call template must be a Python expression once its placeholders are filled in."""
-    filled = TEMPLATE_FIELD_RE.sub(lambda m: ", a=b" if m[1] else "x", text).replace("(, ", "(")
+    from kb.analysis.templates import FIELD_RE
+
+    filled = FIELD_RE.sub(lambda m: ", a=b" if m[1] else "x", text).replace("(, ", "(")
     try:
         compile(filled, "<template>", "eval")
     except SyntaxError as exc:
@@ -258,8 +260,8 @@ class Mapping(Strict):
     @field_validator("torch")
     @classmethod
     def _torch(cls, v: str) -> str:
-        if not DOTTED_RE.match(v) or not v.startswith("torch"):
-            raise ValueError(f"torch must be a dotted torch name: {v!r}")
+        if not DOTTED_RE.match(v) or not v.startswith(SOURCE_ROOTS):
+            raise ValueError(f"torch must be a dotted torch (or {', '.join(SOURCE_ROOTS[1:])}) name: {v!r}")
         return v
 
 
@@ -293,6 +295,29 @@ class WeightRule(Strict):
         if not self.detect.has:
             raise ValueError("'detect.has' must name at least one key")
         return self
+
+
+class TimingRow(Strict):
+    """One recorded op timing (data/timing/*.jsonl, written by ``msmap probe --timing``)."""
+    op: str
+    torch: str
+    torch_apis: list[str] = Field(min_length=1)
+    family: Family
+    ms_api: str
+    device: str
+    ms_version: str
+    torch_version: Optional[str] = None
+    shape: str
+    result: str = Field(pattern="^(timed|no_cpu_kernel|absent|error|timeout)$")
+    ms: Optional[float] = None
+    spread: Optional[float] = None
+    torch_ms: Optional[float] = None
+    torch_spread: Optional[float] = None
+    ratio: Optional[float] = Field(default=None, gt=0)
+    ratio_spread: Optional[float] = None
+    date: str
+    machine: str
+    detail: Optional[str] = None
 
 
 class CuratedFile(Strict):

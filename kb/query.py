@@ -155,6 +155,7 @@ class KB:
             "torch_signature": m["torch_signature"], "advice": m["advice"],
             "provenance": json.loads(m["provenance"] or "[]"), "summary": m["summary"],
             "targets": targets, "caveats": caveats,
+            **({"timings": self.timings_for(torch_name)} if self.results else {}),
         }
 
     def _target(self, t: sqlite3.Row) -> dict[str, Any]:
@@ -163,7 +164,8 @@ class KB:
             "ms_versions": {"since": t["since"], "until": t["until"]}, "ms_signature": t["ms_signature"],
             "note": t["note"], "example": json.loads(t["example"]) if t["example"] else None,
             "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
-            "source": t["source"],
+            "source": t["source"], "no_kernel": json.loads(t["no_kernel"] or "[]"),
+            "template": json.loads(t["template"] or "[]"),
             **({"checks": self.checks_for(t["api"]) if t["api"] else [],
                 "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else []} if self.results else {}),
         }
@@ -198,6 +200,22 @@ class KB:
             ).fetchall()
         except sqlite3.OperationalError:
             return []
+        return [dict(r) for r in rows]
+
+    def timings_for(self, torch_name: str) -> list[dict[str, Any]]:
+        """Recorded op timings (``msmap probe --timing``) of the ops measured for a torch API."""
+        if not self._has_table("timing_names"):
+            return []
+        rows = self.conn.execute(
+            "SELECT t.* FROM timings t JOIN timing_names n ON n.op=t.op WHERE n.torch=? "
+            "ORDER BY t.op, t.family, t.device, t.ms_version, t.shape", (torch_name,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def timings(self) -> list[dict[str, Any]]:
+        """Every recorded op timing, by op, family, device, MindSpore version and shape."""
+        if not self._has_table("timings"):
+            return []
+        rows = self.conn.execute("SELECT * FROM timings ORDER BY op, family, device, ms_version, shape").fetchall()
         return [dict(r) for r in rows]
 
     def _has_table(self, table: str) -> bool:

@@ -128,13 +128,21 @@ def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: byt
     return edits
 
 
-def _value(text: Optional[str], transform: Optional[str]) -> str:
+def _value(text: Optional[str], transform: Optional[str], symbolic: Optional[str] = None) -> str:
+    """The MindSpore value text: ``transform`` folded over a literal; over any other expression,
+    ``symbolic`` (when the rule has one) or ``transform`` with the expression put in for ``v``."""
     if not transform:
         return text or ""
+    if symbolic and text is not None and literal(text) is MISSING:
+        transform = symbolic
     try:
         return apply_transform(transform, text)
     except NotComputable as exc:
         raise Blocked(f"cannot apply the transform {transform!r}: {exc}") from None
+
+
+def _rule_value(text: Optional[str], rule: dict[str, Any]) -> str:
+    return _value(text, rule.get("transform"), rule.get("symbolic"))
 
 
 def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], source: bytes) -> list[TextEdit]:
@@ -184,7 +192,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
             continue
         ms_name = rule.get("ms") or name
         final.append(ms_name)
-        new_value = _value(arg.value, rule.get("transform")) if kind == "transformed" else None
+        new_value = _rule_value(arg.value, rule) if kind == "transformed" else None
         keeps = in_place and (
             ms_order[number] == ms_name if ms_order is not None and number < len(ms_order)
             else ms_order is None and kind == "same" and ms_name == name
@@ -216,7 +224,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         if ms_name != arg.keyword:
             edits.append(TextEdit(arg.name_start, arg.name_end, ms_name))
         if kind == "transformed":
-            new_value = _value(arg.value, rule.get("transform"))
+            new_value = _rule_value(arg.value, rule)
             if new_value != arg.value:
                 edits.append(TextEdit(arg.value_start, arg.value_end, new_value))
     extra = _defaults(by_torch, passed, final) + _added(added, by_torch, passed, final)
@@ -252,7 +260,7 @@ def _defaults(by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str
         # kernel_size): it is not a value to write out.
         if torch_default is None or ms_default is None or literal(torch_default) in (MISSING, None):
             continue
-        value = _value(torch_default, rule.get("transform")) if kind == "transformed" else torch_default
+        value = _rule_value(torch_default, rule) if kind == "transformed" else torch_default
         ms_name = rule.get("ms") or name
         if literal(value) is not MISSING and not same_value(literal(value), literal(ms_default)) \
                 and ms_name not in final:
@@ -275,9 +283,47 @@ def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg],
                 value_text = passed[source_name].value
             else:
                 value_text = rule.get("torch_default") or by_torch.get(source_name, {}).get("torch_default")
-        value = _value(value_text, rule["transform"])
+        value = _rule_value(value_text, rule)
         if same_value(literal(value), literal(rule.get("ms_default"))):
             continue
         extra.append(f"{ms_name}={value}")
         final.append(ms_name)
     return extra
+
+
+def reference_blocker(record: dict[str, Any], target: dict[str, Any]) -> Optional[str]:
+    """Why a class or function referenced without a call (``norm_layer = nn.BatchNorm2d``) cannot
+    simply be renamed; None when a later call behaves the same under the new name.
+
+    That holds when a call with no arguments gets nothing written out (every torch default
+    is MindSpore's default, after transforms) and the positional parameters line up. A later
+    call that passes a transformed parameter (BatchNorm's ``momentum``) is not seen: the
+    rename's behaviour note names those parameters (``transformed_params``).
+    """
+    maps = _maps(target)
+    by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
+    added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
+    try:
+        extra = _defaults(by_torch, {}, []) + _added(added, by_torch, {}, [])
+    except Blocked as blocked:
+        return str(blocked)
+    if extra:
+        return f"a later call would need {extra[0]} to keep torch's default"
+    torch_sig = parse_signature(record.get("torch_signature"))
+    ms_sig = parse_signature(target.get("ms_signature"))
+    if torch_sig is None or ms_sig is None:
+        return "its signatures are unknown, so later calls cannot be checked"
+    ms_positional = ms_sig.positional
+    for index, name in enumerate(torch_sig.positional):
+        rule = by_torch.get(name, {"kind": "same"})
+        if rule.get("kind") in ("dropped", "unsupported"):
+            break
+        ms_name = rule.get("ms") or name
+        if index >= len(ms_positional) or ms_positional[index] != ms_name:
+            return f"positional parameter {index + 1} ({name!r}) is {ms_name!r} at another place in MindSpore"
+    return None
+
+
+def transformed_params(target: dict[str, Any]) -> list[str]:
+    """Torch parameters whose values a call must transform (``momentum`` -> ``1 - momentum``)."""
+    return [m["torch"] for m in _maps(target) if m.get("kind") == "transformed" and m.get("torch")]

@@ -71,6 +71,20 @@ class Catalog:
         self.tensor_methods: dict[bytes, Optional[str]] = {}  # a cache the tensor-method guesses fill
         self._names: Optional[list[str]] = None
         self._index: Optional[dict[str, set[str]]] = None
+        self._parameter_names: Optional[dict[str, dict[str, str]]] = None
+
+    def parameter_names(self) -> dict[str, dict[str, str]]:
+        """MindSpore layer class -> {torch parameter name: MindSpore name}, from the KB's weight
+        rules (``{}`` for a KB without them)."""
+        if self._parameter_names is None:
+            from kb.analysis.narrowing import parameter_names
+
+            rules = getattr(self.kb, "weight_rules", None)
+            try:
+                self._parameter_names = parameter_names(rules() if rules is not None else [])
+            except Exception:  # a broken KB must not break analysis
+                self._parameter_names = {}
+        return self._parameter_names
 
     def lookup(self, name: str) -> Optional[Record]:
         """The record of a fully qualified torch name, or None."""

@@ -20,8 +20,9 @@ from kb.analysis.document import Document
 from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
+from kb.analysis.narrowing import branch_renames
 from kb.analysis.resolver import Resolver, Site
-from kb.analysis.rewrite import behaviour_note, is_auto, method_renames, plan
+from kb.analysis.rewrite import behaviour_note, in_type_context, is_auto, method_renames, plan
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
@@ -224,6 +225,7 @@ class Engine:
         direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
+        self._add_branch_renames(sites, uses)
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
         for use in uses:  # a method of a migrated class is fixed by its class's migration
@@ -239,6 +241,19 @@ class Engine:
             use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
         return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
                             (resolver, skip), resolver.has_torch_imports)
+
+    def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
+        """``m.weight`` -> ``m.gamma`` inside ``if isinstance(m, nn.BatchNorm2d):`` (narrowing.py),
+        carried by the fix of the first class the test names."""
+        typed = [(site, use) for site, use in zip(sites, uses) if use.edits and use.kind == "attribute"
+                 and use.choice is not None and use.choice.api and in_type_context(site.node)]
+        if not typed:
+            return
+        found = branch_renames([(site.node, use.choice.api) for site, use in typed], self.catalog.parameter_names())
+        for site, use in typed:
+            extra = found.get(site.node.id)
+            if extra:
+                use.edits = list(use.edits) + extra
 
     def _result(self, *args: Any) -> Analysis:
         return Analysis(*args)
@@ -287,7 +302,8 @@ class Engine:
         else:
             span = _range(source, site.start, site.end)
         verdict = self._verdict(site.record)
-        if choice is verdict[0] and (site.kind == "call" or site.kind == "attribute"):
+        as_type = site.kind == "attribute" and site.node is not None and in_type_context(site.node)
+        if choice is verdict[0] and (site.kind == "call" or site.kind == "attribute") and not as_type:
             known = verdict[3]  # most uses: the verdict alone decides, once per record
             fixed = known.get(site.guess)
             if fixed is None:
@@ -334,14 +350,15 @@ class Engine:
         outside the anchor (the class name in the title, the methods it renames).
         """
         class_migration = site.kind == "class_base" and choice.relation == "context_change"
-        if not choice.api or not (is_auto(choice) or class_migration):
+        as_type = site.kind == "attribute" and in_type_context(site.node)
+        if not choice.api or not (is_auto(choice) or class_migration or as_type):
             # what ``plan`` would refuse, whatever the text
             return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
         key = None
         if not renames and anchor is not None and site.kind not in ("class_base", "method_def"):
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
-            key = (site.kind, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
+            key = (site.kind, as_type, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
                    site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])
             cached = self._plans.get(key)
             if cached is not None:
@@ -381,6 +398,8 @@ def no_equivalent_reason(record: dict, choice: Any) -> str:
 
 def manual_reason(choice: Any, caveats: list) -> str:
     """Why a use needs a human, in one line: the target's note, else its gravest caveat."""
+    if not choice.runs:
+        return f"no kernel on the configured device: {choice.api} did not run there in a probe"
     detail = first_sentence(choice.target.get("note"))
     if not detail:
         serious = [c for c in caveats if c.get("severity") in ("error", "warning")]

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kb.analysis.arguments import Blocked, plan_arguments
+from kb.analysis.arguments import Blocked, plan_arguments, reference_blocker, transformed_params
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
+from kb.analysis.templates import receiver_text, render
 from kb.analysis.text import TextEdit
 
 AUTO_RELATIONS = frozenset({
@@ -49,7 +50,11 @@ def leaf(api: str) -> str:
 
 
 def is_auto(choice: TargetChoice) -> bool:
+    if not choice.runs:
+        return False
     auto = choice.target.get("auto")
+    if auto and choice.target.get("template"):  # a template says how, whatever the relation
+        return True
     if auto is not None:
         return bool(auto) and choice.relation in AUTO_RELATIONS
     return choice.relation in AUTO_RELATIONS
@@ -94,7 +99,8 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     the overridden methods, and those renames come from the methods' own records.
     """
     class_migration = site.kind == "class_base" and choice.relation == "context_change" and bool(choice.api)
-    if not choice.api or not (is_auto(choice) or class_migration):
+    as_type = site.kind == "attribute" and site.member is None and in_type_context(site.node)
+    if not choice.api or not (is_auto(choice) or class_migration or as_type):
         raise Blocked(f"{choice.relation.replace('_', ' ')}: not an automatic rewrite")
     api, target = choice.api, choice.target
     behaviour = behaviour_note(choice, caveats)
@@ -122,13 +128,50 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         old, new = _text(site.node), spelled(api, alias)
         edits.append(TextEdit(site.node.start_byte, site.node.end_byte, new))
         action = f"Replace {old} with {new}"
+    if site.kind == "call" and site.call is not None and target.get("template"):
+        receiver = receiver_text(site.member) if site.member is not None else None
+        text = render(target["template"], site.call, site.record, target, alias, receiver)
+        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
+                       [TextEdit(site.call.start_byte, site.call.end_byte, text)], behaviour)
     if site.kind == "call" and site.call is not None:
         edits += plan_arguments(site.call, site.record, target, source)
-    elif _params_change(target):
-        raise Blocked("referenced without a call, so its parameters cannot be mapped")
+    elif _params_change(target) and not in_type_context(site.node):
+        why = reference_blocker(site.record, target)
+        if why is not None:
+            raise Blocked(f"referenced without a call: {why}")
+        passed_later = transformed_params(target)
+        if passed_later:
+            note = f"a later call through this name must not pass {', '.join(passed_later)} (its value is transformed)"
+            behaviour = f"{behaviour}; {note}" if behaviour else note
     if not edits:
         raise Blocked("nothing to change")
     return Rewrite(_title(action, choice, behaviour), edits, behaviour)
+
+
+TYPE_TESTS = (b"isinstance", b"issubclass")
+
+
+def in_type_context(node: Any) -> bool:
+    """A name used only as a type: an annotation, the class argument of isinstance/issubclass
+    (alone or in a tuple), or an ``except`` clause. Renaming it never changes a call."""
+    child, parent = node, node.parent
+    while parent is not None:
+        kind = parent.type
+        if kind == "type":
+            return True
+        if kind == "except_clause":
+            return True
+        if kind == "tuple" or kind == "parenthesized_expression":
+            child, parent = parent, parent.parent
+            continue
+        if kind == "argument_list":
+            call = parent.parent
+            function = call.child_by_field_name("function") if call is not None else None
+            args = [c for c in parent.named_children if c.type != "comment"]
+            return (function is not None and function.text in TYPE_TESTS and len(args) == 2
+                    and args[1].id == child.id)
+        return False
+    return False
 
 
 def method_renames(site: Site, choice: Optional[TargetChoice]) -> Optional[TextEdit]:

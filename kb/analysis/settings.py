@@ -64,6 +64,7 @@ class TargetChoice:
 
     target: dict[str, Any]
     fallback: bool = False
+    runs: bool = True  # False: no family has a kernel for it on the configured device
 
     @property
     def api(self) -> Optional[str]:
@@ -78,17 +79,33 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> Optional[
     """The target for the configured family and version; else the other family's, marked.
 
     Within a family, a target naming an API is preferred over a ``no_equivalent``
-    entry.  The other family is used only when the configured one has no target
-    for the version at all; the choice then says ``fallback=True``.
+    entry.  The other family's target is used (``fallback=True``) when the configured
+    one has no target for the version, only a derived "no equivalent", or an API that a
+    probe found without a kernel on the configured device (``no_kernel``). When neither
+    family runs on the device, the configured family's target comes back with ``runs=False``.
     """
     targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
+    first: Optional[TargetChoice] = None
     for family, fallback in ((settings.family, False), (settings.other_family, True)):
         fitting = [t for t in targets
                    if t.get("family") == family and in_range(settings.ms_version, t.get("ms_versions"))]
         if fitting:
             fitting.sort(key=lambda t: not t.get("api"))
+            if not fitting[0].get("api") and fitting[0].get("source") != "curated":
+                # a derived "no equivalent" in this family: the other family's API, if it has one
+                # (a curated "no equivalent" is a deliberate answer, with its own recipe)
+                first = first or TargetChoice(fitting[0], fallback)
+                continue
+            if not runs_on(fitting[0], settings.device):
+                first = first or TargetChoice(fitting[0], fallback, runs=False)  # try the other family
+                continue
             return TargetChoice(fitting[0], fallback)
-    return None
+    return first
+
+
+def runs_on(target: dict[str, Any], device: str) -> bool:
+    """False when a probe found no kernel for the target's API on ``device`` (``no_kernel``)."""
+    return device not in (target.get("no_kernel") or ())
 
 
 def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettings) -> Optional[TargetChoice]:

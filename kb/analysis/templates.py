@@ -1,0 +1,130 @@
+"""Call templates: rewrites that are not "new callee + mapped arguments".
+
+Some torch calls become another shape of code: ``x.size(d)`` -> ``x.shape[d]``,
+``nn.init.constant_(w, 0)`` -> ``w.set_data(initializer(Constant(0), w.shape, w.dtype))``.
+A target lists such templates (data, in ``data/curated``); the first one whose required
+placeholders the call passes is used. Placeholders:
+
+- ``{ms}``: the file's MindSpore alias; ``{self}``: the receiver of a method call;
+- ``{name}``: the text of torch argument ``name`` (required);
+- ``{?name}`` / ``{?name:ms_name}``: ``, ms_name=<text>`` when the call passes ``name``, else nothing.
+
+A passed argument the chosen template has no place for blocks the rewrite (nothing is
+dropped silently), unless its parameter map says the torch argument is dropped or it
+repeats the torch default.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from kb.analysis.arguments import Blocked, read_arguments
+from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
+
+FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?\}")
+CONTEXT = ("ms", "self")
+PRIMARY = ("identifier", "attribute", "call", "subscript", "parenthesized_expression", "string", "integer",
+           "float", "list", "tuple", "dictionary")
+
+
+def fields(template: str) -> tuple[set[str], set[str]]:
+    """(required, optional) torch parameter names a template refers to."""
+    required, optional = set(), set()
+    for match in FIELD_RE.finditer(template):
+        if match[2] in CONTEXT:
+            continue
+        (optional if match[1] else required).add(match[2])
+    return required, optional
+
+
+def bind(call: Any, record: dict[str, Any]) -> dict[str, str]:
+    """torch parameter name -> argument text, positional arguments placed by torch's signature."""
+    args, _ = read_arguments(call)
+    signature = parse_signature(record.get("torch_signature"))
+    order = signature.positional if signature is not None else []
+    bound: dict[str, str] = {}
+    positional = [a for a in args if a.keyword is None]
+    if any(a.star for a in args):
+        raise Blocked("the call unpacks *args or **kwargs, so its arguments cannot be placed")
+    if signature is not None and signature.has("var_positional") and not order and positional:
+        name = next(p.name for p in signature.parameters if p.kind == "var_positional")
+        bound[name] = ", ".join(a.value for a in positional)
+        positional = []
+    for index, arg in enumerate(positional):
+        if index >= len(order):
+            raise Blocked(f"more positional arguments than {record.get('torch')} takes")
+        bound[order[index]] = arg.value
+    for arg in args:
+        if arg.keyword is not None:
+            bound[arg.keyword] = arg.value
+    return bound
+
+
+def render(templates: list[str], call: Any, record: dict[str, Any], target: dict[str, Any], alias: str,
+           receiver: Optional[str]) -> str:
+    """The text replacing ``call``; raises ``Blocked`` when no template fits the call's arguments."""
+    bound = bind(call, record)
+    ignorable = _ignorable(record, target, bound)
+    defaults = _defaults(record, target)
+    for allowed in (bound, {**defaults, **bound}):  # first what the call passes, then torch defaults too
+        for template in templates:
+            required, optional = fields(template)
+            if not required <= allowed.keys():
+                continue
+            if set(bound) - required - optional - ignorable:
+                continue
+            return _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
+    passed = ", ".join(sorted(bound)) or "no arguments"
+    raise Blocked(f"no rewrite template takes this call's arguments ({passed})")
+
+
+def receiver_text(member: Any) -> Optional[str]:
+    """The receiver of ``obj.method(...)`` as text, parenthesised unless it is a primary."""
+    attribute = member.parent if member is not None else None
+    obj = attribute.child_by_field_name("object") if attribute is not None else None
+    if obj is None:
+        return None
+    text = obj.text.decode("utf-8", "surrogateescape")
+    return text if obj.type in PRIMARY else f"({text})"
+
+
+def _defaults(record: dict[str, Any], target: dict[str, Any]) -> dict[str, str]:
+    """torch defaults that are values (not ``None``, which usually means "computed")."""
+    signature = parse_signature(record.get("torch_signature"))
+    found = {p.name: p.default for p in signature.parameters if p.default is not None} if signature else {}
+    for rule in target.get("params") or []:
+        if isinstance(rule, dict) and rule.get("torch") and rule.get("torch_default") is not None:
+            found[rule["torch"]] = rule["torch_default"]
+    return {name: text for name, text in found.items() if literal(text) not in (MISSING, None)}
+
+
+def _ignorable(record: dict[str, Any], target: dict[str, Any], bound: dict[str, str]) -> set[str]:
+    """Passed torch arguments a template may leave out: dropped ones, and torch defaults repeated."""
+    rules = {m.get("torch"): m for m in target.get("params") or [] if isinstance(m, dict) and m.get("torch")}
+    signature = parse_signature(record.get("torch_signature"))
+    defaults = {p.name: p.default for p in signature.parameters} if signature is not None else {}
+    out = set()
+    for name, text in bound.items():
+        rule = rules.get(name, {})
+        default = rule.get("torch_default") or defaults.get(name)
+        if rule.get("kind") == "dropped":
+            out.add(name)
+        elif default is not None and literal(text) is not MISSING and same_value(literal(text), literal(default)):
+            out.add(name)
+    return out
+
+
+def _fill(template: str, bound: dict[str, str], alias: str, receiver: Optional[str]) -> str:
+    def field(match: re.Match) -> str:
+        name = match[2]
+        if name == "ms" and not match[1]:
+            return alias
+        if name == "self" and not match[1]:
+            if receiver is None:
+                raise Blocked("the template needs a receiver, and the call has none")
+            return receiver
+        if match[1]:
+            return f", {match[3] or name}={bound[name]}" if name in bound else ""
+        return bound[name]
+
+    return FIELD_RE.sub(field, template).replace("(, ", "(")
