@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "docs": ("kb.commands.docs", "Generate the mapping-table docs from the knowledge base."),
     "serve": ("kb.commands.serve", "Browse the knowledge base in Datasette (optional extra)."),
     "lsp": ("kb.commands.lsp", "Start the language server (stdio, or --tcp HOST:PORT)."),
+    "weights": ("kb.commands.weights", "Convert a torch checkpoint to a MindSpore .ckpt for a converted model."),
+    "verify": ("kb.commands.verify", "Run a torch model and its MindSpore conversion on the same inputs and compare."),
 }
 
 

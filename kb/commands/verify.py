@@ -1,0 +1,35 @@
+"""msmap verify: a torch model and its MindSpore conversion on the same inputs -> match/mismatch/error."""
+from __future__ import annotations
+
+import argparse
+
+from kb.commands._common import print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("torch_model", metavar="TORCH_FILE.py:EXPR", help="the torch model, e.g. net.py:Net(10)")
+    parser.add_argument("ms_model", metavar="MS_FILE.py:EXPR", help="the converted MindSpore model")
+    parser.add_argument("--input", action="append", required=True, metavar="SPEC", dest="inputs",
+                        help="one per forward argument: SHAPE[:DTYPE[:HIGH|:LOW:HIGH]], e.g. 1,3,32,32 or 2,8:int64:100")
+    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the torch model (default 0)")
+    parser.add_argument("--grad", action="store_true", help="also compare gradients of sum(outputs) per parameter")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for both processes (default 300)")
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kb.verify.inputs import parse_spec
+    from kb.verify.report import verdict_text
+    from kb.verify.run import Pair, verify_many
+    from kb.weights.usercode import parse_target
+
+    pair = Pair(parse_target(args.torch_model, "TORCH_FILE:EXPR"), parse_target(args.ms_model, "MS_FILE:EXPR"),
+                [parse_spec(s) for s in args.inputs], args.seed, args.grad, args.rtol, args.atol)
+    verdict = verify_many([pair], timeout=args.timeout)[0]
+    if args.json:
+        print_json(verdict.as_dict())
+    else:
+        print(verdict_text(verdict))
+    return verdict.exit_code

@@ -1,0 +1,31 @@
+"""msmap weights: convert a torch checkpoint to a MindSpore .ckpt (names by the KB's rules)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kb.commands._common import print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("checkpoint", type=Path, help="torch .pt/.pth state_dict or .safetensors file")
+    parser.add_argument("--model", metavar="FILE.py:EXPR",
+                        help="the converted MindSpore model: its file and an expression building it, "
+                             "e.g. net.py:Net(num_classes=10) (runs that code)")
+    parser.add_argument("--out", type=Path, required=True, metavar="OUT.ckpt", help="MindSpore checkpoint to write")
+    parser.add_argument("--family", choices=("classic", "mint"),
+                        help="name rules to use without --model (default classic; with --model, the model's names decide)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kb.weights.convert import convert, report_text
+    from kb.weights.usercode import parse_target
+
+    model = parse_target(args.model) if args.model else None
+    result = convert(args.checkpoint, args.out, model, args.family)
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        print(report_text(result))
+    return result.exit_code

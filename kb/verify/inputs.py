@@ -1,0 +1,56 @@
+"""``--input`` specs and the seeded arrays made from them (the same arrays go to both frameworks)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kb.errors import MsmapError
+
+FLOATS = ("float32", "float64", "float16")
+INTS = ("int64", "int32")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    low: int = 0
+    high: int = 2
+
+    def make(self, rng: np.random.Generator) -> np.ndarray:
+        if self.dtype in FLOATS:
+            return rng.standard_normal(self.shape).astype(self.dtype)
+        if self.dtype == "bool":
+            return rng.integers(0, 2, self.shape).astype(bool)
+        return rng.integers(self.low, self.high, self.shape).astype(self.dtype)
+
+
+def parse_spec(text: str) -> InputSpec:
+    """'1,3,32,32' (float32, normal) | '2,8:int64:64' (integers in [0, 64)) | '2,8:int64:5:9' ([5, 9))."""
+    parts = text.strip().split(":")
+    try:
+        shape = tuple(int(d) for d in parts[0].split(",") if d.strip())
+    except ValueError:
+        shape = ()
+    if not shape or any(d <= 0 for d in shape):
+        raise MsmapError(f"--input {text!r}: the shape must be positive integers separated by commas, e.g. 1,3,32,32")
+    dtype = parts[1] if len(parts) > 1 and parts[1] else "float32"
+    if dtype not in FLOATS + INTS + ("bool",):
+        raise MsmapError(f"--input {text!r}: dtype {dtype!r} is not one of {', '.join(FLOATS + INTS + ('bool',))}")
+    bounds = parts[2:]
+    if bounds and dtype not in INTS:
+        raise MsmapError(f"--input {text!r}: a range only goes with an integer dtype")
+    try:
+        nums = [int(b) for b in bounds]
+    except ValueError:
+        raise MsmapError(f"--input {text!r}: the range must be integers, e.g. 2,8:int64:64") from None
+    if len(nums) > 2 or (nums and (nums[-1] <= (nums[0] if len(nums) == 2 else 0))):
+        raise MsmapError(f"--input {text!r}: the range is HIGH or LOW:HIGH with LOW < HIGH")
+    low, high = (0, nums[0]) if len(nums) == 1 else (nums[0], nums[1]) if nums else (0, 2)
+    return InputSpec(shape, dtype, low, high)
+
+
+def make_inputs(specs: list[InputSpec], seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [s.make(rng) for s in specs]

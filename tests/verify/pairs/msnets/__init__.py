@@ -1,0 +1,1 @@
+"""MindSpore twins of torchnets.py (a package: the files use relative imports)."""
