@@ -249,7 +249,8 @@ class Engine:
                  and use.choice is not None and use.choice.api and in_type_context(site.node)]
         if not typed:
             return
-        found = branch_renames([(site.node, use.choice.api) for site, use in typed], self.catalog.parameter_names())
+        found = branch_renames([(site.node, use.choice.api, use.edits[0].new_text) for site, use in typed],
+                               self.catalog.parameter_names())
         for site, use in typed:
             extra = found.get(site.node.id)
             if extra:

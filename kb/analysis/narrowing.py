@@ -33,14 +33,17 @@ def parameter_names(rules: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]
     return table
 
 
-def branch_renames(type_sites: list[tuple[Any, str]], names: dict[str, dict[str, str]]) -> dict[int, list[TextEdit]]:
+def branch_renames(type_sites: list[tuple[Any, str, str]],
+                   names: dict[str, dict[str, str]]) -> dict[int, list[TextEdit]]:
     """Renames per isinstance test, keyed by the id of its first class node.
 
-    ``type_sites``: (class-reference node, MindSpore class it becomes) for every class
-    reference in a type context.
+    ``type_sites``: (class-reference node, MindSpore class it becomes, that class as written)
+    for every class reference in a type context. When the classes of one test disagree
+    (classic BatchNorm's ``gamma`` beside mint GroupNorm's ``weight``), the attribute becomes
+    a conditional on the class: ``(m.gamma if isinstance(m, ms.nn.BatchNorm2d) else m.weight)``.
     """
-    tests: dict[int, tuple[Any, Any, list[tuple[Any, str]]]] = {}
-    for node, api in type_sites:
+    tests: dict[int, tuple[Any, Any, list[tuple[Any, str, str]]]] = {}
+    for node, api, written in type_sites:
         call = _isinstance_call(node)
         if call is None:
             continue
@@ -51,17 +54,29 @@ def branch_renames(type_sites: list[tuple[Any, str]], names: dict[str, dict[str,
         args = [c for c in call.child_by_field_name("arguments").named_children if c.type != "comment"]
         if len(args) != 2 or args[0].type != "identifier":
             continue
-        tests.setdefault(call.id, (branch, args[0], []))[2].append((node, api))
+        tests.setdefault(call.id, (branch, args[0], []))[2].append((node, api, written))
     found: dict[int, list[TextEdit]] = {}
     for branch, subject, classes in tests.values():
-        table = _common([names.get(api, {}) for _, api in classes])
-        if not table or _expected_classes(subject) != len(classes):
-            continue
+        leaves = _leaves([(names.get(api, {}), written) for _, api, written in classes])
         body = branch.child_by_field_name("consequence")
-        edits = list(_renames(body, subject.text, table)) if body is not None else []
+        if not leaves or body is None or _expected_classes(subject) != len(classes):
+            continue
+        edits = list(_renames(body, subject.text.decode("utf-8", "replace"), leaves))
         if edits:
             found[min(classes, key=lambda c: c[0].start_byte)[0].id] = edits
     return found
+
+
+def _leaves(classes: list[tuple[dict[str, str], str]]) -> dict[str, list[tuple[str, list[str]]]]:
+    """torch leaf -> [(MindSpore leaf, classes written that use it)], for leaves some class renames."""
+    renamed = {leaf for table, _ in classes for leaf, new in table.items() if new != leaf}
+    out = {}
+    for leaf in renamed:
+        groups: dict[str, list[str]] = {}
+        for table, written in classes:
+            groups.setdefault(table.get(leaf, leaf), []).append(written)
+        out[leaf] = list(groups.items())
+    return out
 
 
 def _expected_classes(subject: Any) -> int:
@@ -87,31 +102,35 @@ def _isinstance_call(node: Any) -> Optional[Any]:
     return call if function is not None and function.text == b"isinstance" else None
 
 
-def _common(tables: list[dict[str, str]]) -> dict[str, str]:
-    """Renames every class agrees on (a class without a rule keeps its names: nothing is common)."""
-    if not tables or any(not t for t in tables):
-        return {}
-    keys = set.intersection(*(set(t) for t in tables))
-    return {k: tables[0][k] for k in keys if all(t[k] == tables[0][k] for t in tables) and tables[0][k] != k}
-
-
-def _renames(body: Any, subject: bytes, table: dict[str, str]) -> Iterable[TextEdit]:
-    if _assigns(body, subject):
+def _renames(body: Any, subject: str, leaves: dict[str, list[tuple[str, list[str]]]]) -> Iterable[TextEdit]:
+    if _assigns(body, subject.encode()):
         return
     for node in _nodes(body):
-        edit = _rename(node, subject, table)
+        edit = _rename(node, subject, leaves)
         if edit is not None:
             yield edit
 
 
-def _rename(node: Any, subject: bytes, table: dict[str, str]) -> Optional[TextEdit]:
+def _rename(node: Any, subject: str, leaves: dict[str, list[tuple[str, list[str]]]]) -> Optional[TextEdit]:
     if node.type != "attribute":
         return None
     obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
-    if obj is None or attr is None or obj.type != "identifier" or obj.text != subject:
+    if obj is None or attr is None or obj.type != "identifier" or obj.text.decode("utf-8", "replace") != subject:
         return None
-    new = table.get(attr.text.decode("utf-8", "replace"))
-    return TextEdit(attr.start_byte, attr.end_byte, new) if new else None
+    groups = leaves.get(attr.text.decode("utf-8", "replace"))
+    if not groups:
+        return None
+    if len(groups) == 1:
+        return TextEdit(attr.start_byte, attr.end_byte, groups[0][0])
+    parent = node.parent
+    if len(groups) > 2 or (parent is not None and parent.type == "assignment"
+                           and parent.child_by_field_name("left") is not None
+                           and parent.child_by_field_name("left").id == node.id):
+        return None  # a conditional cannot be assigned to, and three ways would be unreadable
+    (first, first_classes), (other, _) = groups
+    test = first_classes[0] if len(first_classes) == 1 else f"({', '.join(first_classes)})"
+    return TextEdit(node.start_byte, node.end_byte,
+                    f"({subject}.{first} if isinstance({subject}, {test}) else {subject}.{other})")
 
 
 def _assigns(body: Any, subject: bytes) -> bool:
