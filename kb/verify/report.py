@@ -8,15 +8,22 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.2e}"
 
 
+def _row(r: dict) -> str:
+    mark = "ok " if r["ok"] else "BAD"
+    return (f"  {mark} {r['name']}: shape {tuple(r['ms_shape'])} {r['ms_dtype']}, "
+            f"max abs {_num(r['max_abs'])}, max rel {_num(r['max_rel'])}")
+
+
 def verdict_text(v: Verdict) -> str:
     if v.verdict == "error":
         side = f" ({v.side})" if v.side else ""
         return f"error: {v.stage}{side}" + (f" at {v.where}" if v.where else "") + f": {v.message}"
-    lines = []
-    for r in v.outputs + v.grads:
-        mark = "ok " if r["ok"] else "BAD"
-        lines.append(f"  {mark} {r['name']}: shape {tuple(r['ms_shape'])} {r['ms_dtype']}, "
-                     f"max abs {_num(r['max_abs'])}, max rel {_num(r['max_rel'])}")
+    lines = [_row(r) for r in v.outputs]
+    if v.grads:  # one line per gradient only when it differs (a model has hundreds)
+        bad = [r for r in v.grads if not r["ok"]]
+        worst = max((r["max_abs"] or 0.0 for r in v.grads), default=0.0)
+        lines.append(f"  gradients: {len(v.grads)} parameters compared, {len(bad)} differ, max abs {_num(worst)}")
+        lines += [_row(r) for r in bad[:10]]
     w = v.weights
     lines.append(f"  weights: {len(w.get('matched', []))} matched, {len(w.get('tied', []))} tied, "
                  f"{len(w.get('dropped', []))} dropped, {len(w.get('unused_torch', []))} unused torch keys")
