@@ -31,6 +31,10 @@ def namespace_of(torch_name: str) -> str:
         "torch.optim.lr_scheduler", "torch.optim", "torch.autograd", "torch.utils.data",
         "torch.distributed", "torch.linalg", "torch.fft", "torch.special", "torch.cuda",
         "torch.accelerator", "torch.amp", "torch.Tensor",
+        # namespaces only curated files cover (no signature snapshot), and torch's ecosystem
+        "torch.jit", "torch.fx", "torch.onnx", "torch.export", "torch.compiler", "torch.profiler",
+        "torch.backends", "torch.multiprocessing", "torch.distributions", "torch.nested", "torch.hub",
+        "torch.library", "torch.utils", "torchvision", "torchaudio", "torchtext", "einops", "timm",
     )
     for b in buckets:
         if torch_name == b or torch_name.startswith(b + "."):
@@ -111,17 +115,26 @@ def merge(src: Sources) -> Iterable[tuple[Mapping, str, list[tuple[Target, str]]
         cur, der = src.curated.get(name), src.derived.get(name)
         if cur and der:
             fams = {t.family for t in cur.targets}
-            targets = [(t, "curated") for t in cur.targets] + [(t, "derived") for t in der.targets if t.family not in fams]
-            # derived advice explains a missing same-name API: keep it only while a derived
-            # no-equivalent target is still shown
-            der_advice = der.advice if any(
-                t.relation == "no_equivalent" for t, s in targets if s == "derived") else None
+            targets = [(t, "curated") for t in cur.targets] + [(_point_to(t, cur.targets), "derived")
+                                                               for t in der.targets if t.family not in fams]
+            # derived advice explains a missing same-name API: keep it only while nothing maps
+            # (a curated target of either family that maps makes "no usable X" untrue)
+            der_advice = der.advice if all(t.relation == "no_equivalent" for t, _ in targets) else None
             merged = cur.model_copy(update={"kind": cur.kind or der.kind, "advice": cur.advice or der_advice})
             yield merged, "curated+derived", targets
         elif cur:
             yield cur, "curated", [(t, "curated") for t in cur.targets]
         else:
             yield der, "derived", [(t, "derived") for t in der.targets]
+
+
+def _point_to(derived: Target, curated: list[Target]) -> Target:
+    """A derived no-equivalent target names the other family's curated API when one maps."""
+    found = [t for t in curated if t.relation != "no_equivalent" and t.family != derived.family]
+    if derived.relation != "no_equivalent" or not found:
+        return derived
+    note = f"{derived.note or ''} The {found[0].family} family has `{found[0].api}` (see there).".strip()
+    return derived.model_copy(update={"note": note})
 
 
 def _summary(targets: list[dict]) -> str:
