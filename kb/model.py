@@ -273,6 +273,14 @@ class WeightDetect(Strict):
     weight_ndim: Optional[int] = None  # number of axes of its 'weight'
 
 
+class WeightExample(Strict):
+    """A torch module and its MindSpore counterpart, as constructor expressions (tests build both
+    and check the rule maps every state_dict key onto every parameter)."""
+
+    torch: str = Field(min_length=1)
+    ms: str = Field(min_length=1)
+
+
 class WeightRule(Strict):
     """How one layer type's torch state_dict keys become MindSpore parameter names (one family)."""
 
@@ -285,6 +293,7 @@ class WeightRule(Strict):
     segments: dict[str, str] = Field(default_factory=dict)  # torch sub-module name -> MindSpore name
     insert_axis: Optional[int] = None  # MindSpore keeps an extra size-1 axis here
     detect: WeightDetect
+    examples: list[WeightExample] = Field(min_length=1)
     note: Optional[str] = None
     provenance: list[Provenance] = Field(min_length=1)
 

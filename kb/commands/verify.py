@@ -10,7 +10,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("torch_model", metavar="TORCH_FILE.py:EXPR", help="the torch model, e.g. net.py:Net(10)")
     parser.add_argument("ms_model", metavar="MS_FILE.py:EXPR", help="the converted MindSpore model")
     parser.add_argument("--input", action="append", required=True, metavar="SPEC", dest="inputs",
-                        help="one per forward argument: SHAPE[:DTYPE[:HIGH|:LOW:HIGH]], e.g. 1,3,32,32 or 2,8:int64:100")
+                        help="one per forward argument: SHAPE[:DTYPE[:HIGH|:LOW:HIGH]] or =VALUES[:DTYPE], "
+                             "e.g. 1,3,32,32 or 2,8:int64:100 or =12,9:int64")
     parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
     parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the torch model (default 0)")

@@ -17,8 +17,11 @@ class InputSpec:
     dtype: str = "float32"
     low: int = 0
     high: int = 2
+    values: tuple[int, ...] | None = None  # '=12,9:int64': these values, not random ones
 
     def make(self, rng: np.random.Generator) -> np.ndarray:
+        if self.values is not None:
+            return np.array(self.values, dtype=self.dtype)
         if self.dtype in FLOATS:
             return rng.standard_normal(self.shape).astype(self.dtype)
         if self.dtype == "bool":
@@ -27,8 +30,18 @@ class InputSpec:
 
 
 def parse_spec(text: str) -> InputSpec:
-    """'1,3,32,32' (float32, normal) | '2,8:int64:64' (integers in [0, 64)) | '2,8:int64:5:9' ([5, 9))."""
+    """'1,3,32,32' (float32, normal) | '2,8:int64:64' (integers in [0, 64)) | '2,8:int64:5:9' ([5, 9))
+    | '=12,9:int64' (exactly these values, e.g. sequence lengths)."""
     parts = text.strip().split(":")
+    if parts[0].startswith("="):
+        dtype = parts[1] if len(parts) > 1 and parts[1] else "int64"
+        try:
+            values = tuple(int(v) for v in parts[0][1:].split(","))
+        except ValueError:
+            raise MsmapError(f"--input {text!r}: literal values must be integers, e.g. =12,9:int64") from None
+        if dtype not in INTS or len(parts) > 2:
+            raise MsmapError(f"--input {text!r}: literal values take an integer dtype and no range")
+        return InputSpec((len(values),), dtype, values=values)
     try:
         shape = tuple(int(d) for d in parts[0].split(",") if d.strip())
     except ValueError:

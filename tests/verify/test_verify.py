@@ -28,7 +28,9 @@ def test_input_specs():
     again = make_inputs([s, parse_spec("1,3,4,4")], seed=3)
     assert (again[0] == a).all() and (again[1] == b).all()
     assert parse_spec("4:int32:5:9").low == 5
-    for bad in ("", "2,x", "2,0", "2:float8", "2:float32:9", "2:int64:9:3"):
+    lengths = parse_spec("=12,9:int64")
+    assert make_inputs([lengths], 0)[0].tolist() == [12, 9] and lengths.shape == (2,)
+    for bad in ("", "2,x", "2,0", "2:float8", "2:float32:9", "2:int64:9:3", "=1,x", "=3:float32"):
         with pytest.raises(MsmapError, match="--input"):
             parse_spec(bad)
 
