@@ -320,7 +320,11 @@ def _target(family: str, api: str, t_entry: dict, m_entry: dict, ms_snaps: list[
     else:
         relation, params = compare_params(t_entry, m_entry)
         blocked = any(p["note"] and ("required" in p["note"] or "variadic" in p["note"]) for p in params)
-        auto = relation in ("consistent", "param_names_differ") and not blocked
+        # Whether a call is rewritten is decided per call (kb/analysis/arguments.py): a torch-only
+        # parameter blocks only a call that passes it with a value other than torch's default, and a
+        # default that differs is written out. So these relations are automatic too.
+        auto = relation in ("consistent", "param_names_differ", "torch_more_params", "defaults_differ") \
+            and not blocked
         note = summary(params)
     return {
         "family": family, "api": api, "relation": relation, "params": params, "note": note,
@@ -391,7 +395,7 @@ def dump_lines(mappings: list[dict]) -> str:
     lines = []
     for mapping in mappings:
         model = DerivedMapping.model_validate(mapping)
-        lines.append(json.dumps(model.model_dump(mode="json"), sort_keys=True, ensure_ascii=False))
+        lines.append(json.dumps(_lean(model.model_dump(mode="json")), sort_keys=True, ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
 
 
@@ -407,3 +411,14 @@ def write_derived(derived: dict[str, list[dict]], out_dir: Path) -> list[Path]:
     for stale in set(out_dir.glob("*.jsonl")) - set(written):
         stale.unlink()
     return written
+
+
+def _lean(record: dict) -> dict:
+    """Leave out the curation-only fields derivation never fills (templates, symbolic transforms)."""
+    for target in record.get("targets") or []:
+        if not target.get("template"):
+            target.pop("template", None)
+        for param in target.get("params") or []:
+            if param.get("symbolic") is None:
+                param.pop("symbolic", None)
+    return record

@@ -1,4 +1,4 @@
-"""Fix-all: every safe fix, the MindSpore import once, unused torch imports removed.
+"""Fix-all: every safe fix, the MindSpore import once, torch imports left unused removed.
 
 Fixes are collected in one pass; those whose edits overlap an already chosen
 one (a call nested in another call's argument) wait for the next pass, which
@@ -10,13 +10,15 @@ A source that does not parse to begin with comes back unchanged.
 from __future__ import annotations
 
 import ast
+import bisect
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.imports import is_torch_path
-from kb.analysis.text import TextEdit, apply_edits, decode, shift_offset
+from kb.analysis.tensors import confident_guesses
+from kb.analysis.text import TextEdit, apply_edits, decode, encode
 
 MAX_PASSES = 25
 
@@ -53,6 +55,7 @@ class FixAllResult:
     dropped: list[str] = field(default_factory=list)  # fixes dropped because the result did not parse
     error: Optional[str] = None  # why nothing was done (the input does not parse)
     found: int = 0  # torch uses in the original (imports and guesses not counted)
+    apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found (the performance summary)
     left: list[Leftover] = field(default_factory=list)  # uses not converted, at offsets in ``source``
 
     @property
@@ -91,29 +94,33 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
         result.error = problem
         return result
     before = engine.analyze(doc)
-    counted = [u for u in before.uses if u.counts and not u.guess]
+    sure = confident_guesses(before)  # guessed tensor methods whose receiver is a tensor (tensors.py)
+    counted = [u for u in before.uses if u.counts and (not u.guess or u.call_span in sure)]
     result.found = len(counted)
+    for u in counted:
+        result.apis[u.torch_name] = result.apis.get(u.torch_name, 0) + 1
     # Uses still to convert, keyed by (torch name, offset in the current text).  A use
     # can vanish from later analyses (``opt.step()`` once ``opt`` is a MindSpore
     # optimizer) and still needs a human, so the set is carried from pass to pass.
     pending = {(u.torch_name, u.start): Leftover(u.torch_name, u.start, u.category, u.reason) for u in counted}
-    if any(use.edits and not use.guess for use in before.uses):
-        counts_before = dict(before.ref_counts)
+    if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
         work = Document(original)
         rejected: set[tuple[str, int]] = set()
         for _ in range(MAX_PASSES):
             analysis = engine.analyze(work)
-            chosen, taken = [], []
+            sure = confident_guesses(analysis)
+            chosen, taken = [], _Taken()
             for use in analysis.uses:
-                if use.counts and not use.guess:
+                guess = use.guess and use.call_span not in sure
+                if use.counts and not guess:
                     pending.setdefault((use.torch_name, use.start),
                                        Leftover(use.torch_name, use.start, use.category, use.reason))
-                if not use.edits or use.guess or (use.torch_name, use.start) in rejected:
+                if not use.edits or guess or (use.torch_name, use.start) in rejected:
                     continue
-                if all(any(e == t for t in taken) for e in use.edits):
+                if all(e in taken for e in use.edits):
                     chosen.append(use)  # shares its fix with a chosen use (a class migration)
                     continue
-                if any(e.overlaps(t) for e in use.edits for t in taken):
+                if any(taken.overlaps(e) for e in use.edits):
                     continue  # nested in another fix: next pass
                 chosen.append(use)
                 taken.extend(use.edits)
@@ -125,24 +132,81 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
             new_source, edits, done = applied
             for use in done:
                 pending.pop((use.torch_name, use.start), None)
-            rejected = {(name, shift_offset(offset, edits)) for name, offset in rejected}
-            pending = _shifted(pending, edits)
+            shift = _shifter(edits)
+            rejected = {(name, shift(offset)) for name, offset in rejected}
+            pending = _shifted(pending, shift)
             work.update(new_source)
-        cleaned = _cleanup(engine, work, counts_before)
+        cleaned = _cleanup(engine, work)
         if cleaned is not None:
-            pending = _shifted(pending, cleaned[1])
+            pending = _shifted(pending, _shifter(cleaned[1]))
             work.update(cleaned[0])
         result.source = work.source
     result.left = sorted(pending.values(), key=lambda x: x.offset)
     return result
 
 
-def _shifted(pending: dict, edits: list[TextEdit]) -> dict:
+def _shifted(pending: dict, shift: Callable[[int], int]) -> dict:
     moved = {}
     for left in pending.values():
-        left.offset = shift_offset(left.offset, edits)
+        left.offset = shift(left.offset)
         moved[(left.torch_name, left.offset)] = left
     return moved
+
+
+def _shifter(edits: list[TextEdit]) -> Callable[[int], int]:
+    """``shift_offset(offset, edits)`` for many offsets: O(log n) each instead of O(n).
+
+    An offset moves by the size change of every edit that ends at or before it, except an
+    insertion exactly at it."""
+    ordered = sorted(edits, key=lambda e: e.end)
+    ends = [e.end for e in ordered]
+    totals = [0]
+    here: dict[int, int] = {}  # insertions' growth, by offset
+    for edit in ordered:
+        growth = len(encode(edit.new_text)) - (edit.end - edit.start)
+        totals.append(totals[-1] + growth)
+        if edit.start == edit.end:
+            here[edit.start] = here.get(edit.start, 0) + growth
+    return lambda offset: offset + totals[bisect.bisect_right(ends, offset)] - here.get(offset, 0)
+
+
+class _Taken:
+    """The edits chosen in one pass, answering "is this edit taken?" and "does it overlap a taken
+    one?" in O(log n), so a pass over n uses is not quadratic.  Their spans are kept sorted and
+    disjoint (edits that overlap one another - one use's own - are kept as their union, which
+    overlaps exactly what one of them overlaps), so the spans' ends ascend too and only the
+    spans just before an edit's end need a look."""
+
+    def __init__(self) -> None:
+        self.edits: set[TextEdit] = set()
+        self.spans: list[tuple[int, int]] = []
+
+    def __contains__(self, edit: TextEdit) -> bool:
+        return edit in self.edits
+
+    def _near(self, start: int, end: int) -> Iterator[int]:
+        """Indexes, last first, of the spans that can overlap [start, end)."""
+        index = bisect.bisect_right(self.spans, (end, end))
+        while index > 0 and self.spans[index - 1][1] >= start:
+            index -= 1
+            yield index
+
+    def overlaps(self, edit: TextEdit) -> bool:
+        return any(_overlap(edit.start, edit.end, *self.spans[i]) for i in self._near(edit.start, edit.end))
+
+    def extend(self, edits: list[TextEdit]) -> None:
+        for edit in edits:
+            self.edits.add(edit)
+            start, end = edit.start, edit.end
+            for index in [i for i in self._near(start, end) if _overlap(edit.start, edit.end, *self.spans[i])]:
+                first, last = self.spans.pop(index)  # indexes come last first: popping keeps the rest valid
+                start, end = min(start, first), max(end, last)
+            bisect.insort(self.spans, (start, end))
+
+
+def _overlap(start: int, end: int, other_start: int, other_end: int) -> bool:
+    """``TextEdit.overlaps`` on bare spans."""
+    return TextEdit(start, end, "").overlaps(TextEdit(other_start, other_end, ""))
 
 
 def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: FixAllResult):
@@ -183,8 +247,8 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
     return done
 
 
-def _cleanup(engine: Any, work: Document, counts_before: dict[str, int]) -> Optional[tuple[bytes, list]]:
-    """Remove torch imports whose names the fixes left unused (and only those)."""
+def _cleanup(engine: Any, work: Document) -> Optional[tuple[bytes, list]]:
+    """Remove torch imports nothing refers to any more: converted code cannot import torch."""
     analysis = engine.analyze(work)
     if analysis.imports is None:
         return None
@@ -195,7 +259,7 @@ def _cleanup(engine: Any, work: Document, counts_before: dict[str, int]) -> Opti
         by_statement.setdefault(stmt.start_byte, []).append((stmt, name))
     for rows in by_statement.values():
         stmt = rows[0][0]
-        unused = [n for _, n in rows if is_torch_path(n.target) and counts_before.get(n.bound, 0) > 0
+        unused = [n for _, n in rows if is_torch_path(n.target)
                   and counts.get(n.bound, 0) == 0]
         if unused:
             edits += _remove_names(stmt, [n for _, n in rows], unused, work.source)

@@ -47,8 +47,10 @@ def bind(call: Any, record: dict[str, Any]) -> dict[str, str]:
     if any(a.star for a in args):
         raise Blocked("the call unpacks *args or **kwargs, so its arguments cannot be placed")
     if signature is not None and signature.has("var_positional") and not order and positional:
+        # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence)
         name = next(p.name for p in signature.parameters if p.kind == "var_positional")
-        bound[name] = ", ".join(a.value for a in positional)
+        values = [a.value for a in positional]
+        bound[name] = values[0] if len(values) == 1 else f"({', '.join(values)})"
         positional = []
     for index, arg in enumerate(positional):
         if index >= len(order):

@@ -1,0 +1,310 @@
+"""Which receivers of tensor-method calls are tensors: ``x.size(0)`` where ``x`` is ``forward``'s input.
+
+A guessed ``torch.Tensor`` method (``guesses.py``) is rewritten by fix-all only when its
+receiver is known to be a tensor. Knowledge comes from the code around the call, read from
+the tree, flow-insensitively within one function:
+
+- a parameter of ``forward`` (or ``construct``) other than ``self``, unless annotated with a
+  non-tensor type; any parameter annotated ``Tensor``;
+- a name all of whose assignments in the function are tensor expressions: a tensor name,
+  a call of a sub-layer (``self.conv(x)``), a call of a torch function that returns a tensor
+  (resolved by the engine), a tensor method call other than those returning Python values
+  (``x.view(...)``, not ``x.size()``), arithmetic or indexing with a tensor, or unpacking one
+  of those (``q, k, v = qkv.unbind(0)``);
+- ``self.<attr>`` set from ``nn.Parameter(...)`` or a torch tensor call anywhere in its class,
+  or registered with ``register_buffer``.
+
+The inference reads one revision's tree as a whole (fix-all's own passes), never the
+incremental analysis, so an edit elsewhere in the function cannot leave it stale.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+FORWARD_NAMES = (b"forward", b"construct")
+# Tensor methods that return Python values or non-tensors: their result is not a tensor.
+NOT_TENSOR_METHODS = frozenset({
+    b"size", b"dim", b"ndimension", b"numel", b"nelement", b"item", b"tolist", b"numpy", b"is_contiguous",
+    b"data_ptr", b"element_size", b"get_device", b"stride", b"type", b"is_floating_point", b"is_complex",
+    b"storage", b"__len__", b"split", b"chunk", b"unbind", b"tensor_split",
+})
+SEQUENCE_METHODS = frozenset({b"split", b"chunk", b"unbind", b"tensor_split"})
+NOT_TENSOR_TYPES = (b"int", b"float", b"bool", b"str", b"list", b"dict", b"tuple", b"bytes")
+OPERATORS = ("binary_operator", "unary_operator")
+
+
+class TensorNames:
+    """Tensor knowledge for one tree: ``is_tensor(node)`` for expression nodes."""
+
+    def __init__(self, tensor_calls: set[int], alias: str = "ms") -> None:
+        self.tensor_calls = tensor_calls  # ids of call nodes the engine resolved to tensor-returning torch APIs
+        self.alias = alias.encode()  # MindSpore's name in the file: ``ms.ops.cat(...)`` returns a tensor
+        self._functions: dict[int, set[bytes]] = {}
+        self._classes: dict[int, set[bytes]] = {}
+
+    def is_tensor(self, node: Any) -> bool:
+        return self._expression(node, self._names(_enclosing(node, "function_definition")),
+                                _enclosing(node, "class_definition"))
+
+    # -- per function -------------------------------------------------------------------
+    def _names(self, function: Optional[Any]) -> set[bytes]:
+        if function is None:
+            return set()
+        found = self._functions.get(function.id)
+        if found is None:
+            found = self._functions[function.id] = self._infer(function)
+        return found
+
+    def _infer(self, function: Any) -> set[bytes]:
+        """The greatest set of names consistent with the rules: start from every parameter the
+        rules allow and every assigned name, drop any name one of whose assignments is not a
+        tensor expression, until nothing changes."""
+        parameters = set(_tensor_parameters(function))
+        assignments: dict[bytes, list[tuple[Any, bool]]] = {}  # name -> [(value, unpacked element?)]
+        for left, value in _assignments(function.child_by_field_name("body")):
+            if left.type == "identifier":
+                assignments.setdefault(left.text, []).append((value, False))
+            elif left.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list"):
+                for item in _identifiers(left):
+                    assignments.setdefault(item.text, []).append((value, True))
+            else:
+                for item in _identifiers(left) if left.named_children else [left]:
+                    if item.type == "identifier":
+                        assignments.setdefault(item.text, []).append((left, False))  # never a tensor
+        if not parameters:
+            return set()  # a function that takes no tensor: nothing to start from
+        known = parameters | set(assignments)
+        owner = _enclosing(function, "class_definition")
+        changed = True
+        while changed:
+            changed = False
+            for name, values in assignments.items():
+                if name in known and not all(self._unpacked(v, known, owner) if unpacked
+                                             else self._expression(v, known, owner) for v, unpacked in values):
+                    known.discard(name)
+                    changed = True
+        return known
+
+    def _unpacked(self, value: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+        """An item of ``a, b = value`` is a tensor: value is a sub-layer call (LSTM's outputs) or a
+        tensor's split/chunk/unbind."""
+        if value.type != "call":
+            return False
+        function = value.child_by_field_name("function")
+        if function is None or function.type != "attribute":
+            return False
+        obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+        if attr is not None and attr.text in SEQUENCE_METHODS:
+            return obj is not None and self._expression(obj, known, owner)
+        return _is_self_call(value)
+
+    # -- expressions --------------------------------------------------------------------
+    def _expression(self, node: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+        kind = node.type
+        if kind == "identifier":
+            return node.text in known
+        if kind == "parenthesized_expression":
+            inner = node.named_children
+            return len(inner) == 1 and self._expression(inner[0], known, owner)
+        if kind == "attribute":
+            obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+            if obj is not None and obj.type == "identifier" and obj.text == b"self" and attr is not None:
+                return owner is not None and attr.text in self._class_tensors(owner)
+            return attr is not None and attr.text in (b"T", b"mT", b"data") and obj is not None \
+                and self._expression(obj, known, owner)
+        if kind == "subscript":
+            value = node.child_by_field_name("value")
+            return value is not None and self._expression(value, known, owner)
+        if kind in OPERATORS:
+            operands = [c for c in node.named_children if c.type != "comment"]
+            return any(self._expression(c, known, owner) for c in operands)
+        if kind == "conditional_expression":
+            branches = [c for c in node.named_children if c.type != "comment"]
+            return len(branches) == 3 and self._expression(branches[0], known, owner) \
+                and self._expression(branches[2], known, owner)
+        if kind == "call":
+            if node.id in self.tensor_calls or (known and _is_self_call(node)):
+                return True  # a sub-layer's call counts where the function deals in tensors
+            function = node.child_by_field_name("function")
+            if function is not None and _mindspore_function(function.text, self.alias):
+                return True
+            if function is not None and function.type == "attribute":
+                obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+                return attr is not None and attr.text not in NOT_TENSOR_METHODS and obj is not None \
+                    and self._expression(obj, known, owner)
+        return False
+
+    def _class_tensors(self, owner: Any) -> set[bytes]:
+        found = self._classes.get(owner.id)
+        if found is None:
+            found = self._classes[owner.id] = self._attributes(owner)
+        return found
+
+    def _attributes(self, owner: Any) -> set[bytes]:
+        """``self.X`` set from a tensor-returning torch call (``nn.Parameter``, ``torch.zeros``)
+        or registered as a buffer, anywhere in the class."""
+        names: set[bytes] = set()
+        for node in _nodes(owner.child_by_field_name("body")):
+            if node.type == "assignment":
+                left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if left is not None and value is not None and left.type == "attribute" \
+                        and value.type == "call" and value.id in self.tensor_calls:
+                    obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute")
+                    if obj is not None and obj.text == b"self" and attr is not None:
+                        names.add(attr.text)
+            elif node.type == "call" and _is_self_method(node, b"register_buffer"):
+                args = node.child_by_field_name("arguments")
+                first = args.named_children[0] if args is not None and args.named_children else None
+                if first is not None and first.type == "string":
+                    names.add(first.text.strip(b"'\"rbuRBU"))
+        return names
+
+
+def _mindspore_function(text: bytes, alias: bytes) -> bool:
+    """``ms.ops.cat``, ``ms.mint.flatten``, ``ms.Tensor``: MindSpore functions returning tensors
+    (classes other than Tensor and Parameter build layers)."""
+    parts = text.split(b".")
+    if len(parts) < 2 or parts[0] != alias:
+        return False
+    leaf = parts[-1]
+    if parts[1] in (b"ops", b"mint"):
+        return not leaf[:1].isupper()
+    return len(parts) == 2 and leaf in (b"Tensor", b"Parameter", b"tensor")
+
+
+def _tensor_parameters(function: Any) -> Iterable[bytes]:
+    name = function.child_by_field_name("name")
+    forward = name is not None and name.text in FORWARD_NAMES
+    parameters = function.child_by_field_name("parameters")
+    if parameters is None:
+        return
+    for index, parameter in enumerate(parameters.named_children):
+        ident, annotation = _parameter(parameter)
+        if ident is None:
+            continue
+        if annotation is not None:
+            text = annotation.text
+            if text.rsplit(b".", 1)[-1] == b"Tensor" or text.endswith(b"[Tensor]"):
+                yield ident.text
+            continue
+        if forward and index > 0 and parameter.type in ("identifier", "default_parameter"):
+            yield ident.text
+
+
+def _parameter(node: Any) -> tuple[Optional[Any], Optional[Any]]:
+    if node.type == "identifier":
+        return node, None
+    if node.type in ("typed_parameter", "typed_default_parameter", "default_parameter"):
+        ident = node.child_by_field_name("name")
+        if ident is None:
+            ident = next((c for c in node.named_children if c.type == "identifier"), None)
+        annotation = node.child_by_field_name("type")
+        if annotation is not None and annotation.text.split(b"[")[0].rsplit(b".", 1)[-1] in NOT_TENSOR_TYPES:
+            return None, None
+        return ident, annotation
+    return None, None
+
+
+def _assignments(body: Optional[Any]) -> Iterable[tuple[Any, Any]]:
+    """(left, value) of every assignment in a function body, nested functions and classes excluded;
+    ``for`` targets and augmented assignments count as assignments of an unknown value."""
+    if body is None:
+        return
+    stack = list(body.named_children)
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        if node.type == "assignment":
+            left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and value is not None:
+                yield left, value
+        elif node.type in ("for_statement", "with_item", "for_in_clause"):
+            left = node.child_by_field_name("left") or node.child_by_field_name("alias")
+            if left is not None:
+                yield left, node  # not an expression: never a tensor
+        elif node.type == "augmented_assignment":
+            left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and value is not None:
+                yield left, value
+        stack.extend(node.named_children)
+
+
+def _identifiers(pattern: Any) -> Iterable[Any]:
+    for child in pattern.named_children:
+        if child.type == "identifier":
+            yield child
+        elif child.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
+                            "parenthesized_expression"):
+            yield from _identifiers(child)
+
+
+def _is_self_call(call: Any) -> bool:
+    """``self.layer(...)``: a sub-layer's forward."""
+    function = call.child_by_field_name("function")
+    if function is None or function.type != "attribute":
+        return False
+    obj = function.child_by_field_name("object")
+    return obj is not None and obj.type == "identifier" and obj.text == b"self"
+
+
+def _is_self_method(call: Any, method: bytes) -> bool:
+    function = call.child_by_field_name("function")
+    attr = function.child_by_field_name("attribute") if function is not None and function.type == "attribute" else None
+    return attr is not None and attr.text == method and _is_self_call(call)
+
+
+def _enclosing(node: Any, kind: str) -> Optional[Any]:
+    parent = node.parent
+    while parent is not None and parent.type != kind:
+        parent = parent.parent
+    return parent
+
+
+def _nodes(node: Optional[Any]) -> Iterable[Any]:
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
+
+
+TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"})
+
+
+def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
+    """Call spans of the analysis's guessed tensor-method uses whose receiver is a tensor."""
+    guesses = [u for u in analysis.uses if u.guess and u.edits and u.call_span]
+    if not guesses or analysis.tree is None:
+        return set()
+    root = analysis.tree.root_node
+    calls = set()
+    for use in analysis.uses:
+        if not use.guess and use.kind == "call" and use.call_span and _returns_tensor(use.record):
+            node = _call_at(root, use.call_span)
+            if node is not None:
+                calls.add(node.id)
+    names = TensorNames(calls, analysis.alias)
+    found = set()
+    for use in guesses:
+        call = _call_at(root, use.call_span)
+        function = call.child_by_field_name("function") if call is not None else None
+        receiver = function.child_by_field_name("object") if function is not None else None
+        if receiver is not None and names.is_tensor(receiver):
+            found.add(use.call_span)
+    return found
+
+
+def _returns_tensor(record: Optional[dict]) -> bool:
+    if not record:
+        return False
+    name = str(record.get("torch") or "")
+    return name in TENSOR_CLASSES or (record.get("kind") == "function" and name.startswith("torch.")
+                                      and not name.rsplit(".", 1)[-1].startswith(("is_", "get_", "set_")))
+
+
+def _call_at(root: Any, span: tuple[int, int]) -> Optional[Any]:
+    node = root.descendant_for_byte_range(span[0], span[1])
+    while node is not None and not (node.type == "call" and node.start_byte == span[0] and node.end_byte == span[1]):
+        node = node.parent
+    return node
