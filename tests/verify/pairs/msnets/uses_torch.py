@@ -1,3 +1,4 @@
+import torch  # noqa: F401  (a conversion that still imports torch: verify must refuse it)
 
 from mindspore import nn
 
