@@ -2,7 +2,8 @@
 
 Each query word that is not in the index vocabulary is replaced by its closest
 vocabulary terms (difflib), so ``dropuot`` still finds Dropout.  Matches in API
-names rank above matches in titles, which rank above matches in bodies.
+names rank above matches in titles, which rank above matches in bodies; an API whose
+name ends with the query (``Dropout``, ``nn.Dropout``) comes before all of them.
 """
 from __future__ import annotations
 
@@ -44,6 +45,13 @@ def _fts_query(groups: list[list[str]]) -> str:
     return " AND ".join("(" + " OR ".join(term(t) for t in g) + ")" for g in groups)
 
 
+def exact_name(ref: str, query: str) -> bool:
+    """``query`` is the API's name or its last dotted parts: ``Dropout`` or ``nn.Dropout`` for
+    ``torch.nn.Dropout`` (any case). Such hits come first, whatever their full-text score."""
+    name, wanted = ref.lower(), query.strip().lower()
+    return bool(wanted) and (name == wanted or name.endswith("." + wanted))
+
+
 def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> list[dict[str, Any]]:
     words = [w.lower() for w in WORD.findall(query)]
     if not words:
@@ -57,6 +65,7 @@ def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> list[dict[s
     if not rows and len(groups) > 1:  # fall back to any word
         flat = [[t for g in groups for t in g]]
         rows = conn.execute(sql, (_fts_query(flat), limit)).fetchall()
+    rows = sorted(rows, key=lambda r: not exact_name(r[0], query))  # stable: FTS order otherwise
     out = []
     for r in rows:
         item: dict[str, Any] = {"ref": r[0], "kind": r[1], "title": r[2], "score": round(-r[3], 3), "snippet": r[4]}
