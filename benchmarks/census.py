@@ -4,8 +4,8 @@ For every project in the census, every reference to a name imported from ``torch
 ``torchvision``, ``torchaudio``, ``torchtext``, ``einops`` or ``timm`` (``nn.Linear``,
 ``F.relu``, ``rearrange``, ``torch.fx.symbolic_trace``...) is read from the source with ``ast``
 (import aliases followed, relative imports and a project's references to itself ignored, bare
-module references not counted), plus the ``torch.Tensor`` / ``torch.nn.Module`` method uses the
-msmap engine finds on typed receivers.  Each name is then looked up the way the engine does
+module references and reads such as ``nn.__dict__`` not counted), plus the ``torch.Tensor`` /
+``torch.nn.Module`` method uses the msmap engine finds on typed receivers.  Each name is then looked up the way the engine does
 (``Catalog.longest``: the longest known prefix, implementation paths canonicalized), and its
 answer classified:
 
@@ -64,6 +64,7 @@ PROJECTS = {
 }
 CHOSEN = ("torchvision", "timm", "torchaudio", "lightning", "ultralytics", "transformers")
 HELD_OUT = ("torchtext", "accelerate", "segmentation_models_pytorch", "torchmetrics", "fairseq", "kornia")
+INTROSPECTION = ("__dict__", "__file__", "__name__", "__path__", "__spec__", "__all__", "__doc__")
 GENERIC = ("No usable ", "No classic MindSpore namespace", "No mint MindSpore namespace")
 
 
@@ -84,7 +85,7 @@ def fetch(dest: Path) -> None:
             if spec is None or not spec.submodule_search_locations:
                 print(f"census: {req} is not installed; skipped", file=sys.stderr)
                 continue
-            shutil.copytree(list(spec.submodule_search_locations)[0], out / name)
+            shutil.copytree(next(iter(spec.submodule_search_locations)), out / name)
             continue
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(cache), req],
                        check=True, timeout=600)
@@ -121,7 +122,7 @@ def module_names() -> set[str]:
     for root in ROOTS:
         spec = importlib.util.find_spec(root) if root not in ("torchvision", "timm") else None
         if spec and spec.submodule_search_locations:
-            bases.append((root, Path(list(spec.submodule_search_locations)[0])))
+            bases.append((root, Path(next(iter(spec.submodule_search_locations)))))
         for project in (CENSUS / root, CENSUS / root / root):
             if (project / "__init__.py").exists():
                 bases.append((root, project))
@@ -231,8 +232,8 @@ def census(projects: tuple[str, ...], catalog, modules: set[str], engine_uses: d
         counts: Counter = Counter()
         for path in sorted(folder.rglob("*.py")):
             for name, _line in names_in(path, project):
-                if name in modules:
-                    continue  # a module passed around, not an API
+                if name in modules or name.rsplit(".", 1)[-1] in INTROSPECTION:
+                    continue  # a module passed around, or a module's namespace read (nn.__dict__), not an API
                 parts = name.split(".")
                 found = catalog.longest(parts[0], tuple(parts[1:]))
                 if found is not None:
@@ -250,11 +251,9 @@ def census(projects: tuple[str, ...], catalog, modules: set[str], engine_uses: d
 
 
 def figures(sites: Counter, per_project: dict[str, Counter]) -> dict:
-    names: dict[str, str] = {}
-    for (name, answer), _count in sites.items():
-        names[name] = answer
+    names: dict[str, str] = {name: answer for name, answer in sites}
     total_sites = sum(sites.values())
-    by_answer = Counter()
+    by_answer: Counter = Counter()
     for (_name, answer), count in sites.items():
         by_answer[answer] += count
     name_answers = Counter(names.values())

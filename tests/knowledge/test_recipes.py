@@ -34,8 +34,8 @@ def test_advice_never_says_no_equivalent_while_a_target_maps(real_kb):
 
 def test_a_derived_no_equivalent_target_names_the_family_that_maps(real_kb):
     record = real_kb.mapping("torch.Tensor.size")
-    classic = [t for t in record["targets"] if t["family"] == "classic"][0]
-    mint = [t for t in record["targets"] if t["family"] == "mint"][0]
+    classic = next(t for t in record["targets"] if t["family"] == "classic")
+    mint = next(t for t in record["targets"] if t["family"] == "mint")
     assert classic["api"] == "mindspore.Tensor.shape"
     assert mint["relation"] == "no_equivalent" and "mindspore.Tensor.shape" in mint["note"]
     assert record["advice"] is None or not record["advice"].startswith("No usable")
