@@ -78,12 +78,25 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}"[:300] if first else type(exc).__name__
 
 
+def _forget_other_package(top: str, root: Path) -> None:
+    """A package of the same name imported earlier from another folder (a torch original and its
+    conversion are often both called so) must not answer this import."""
+    loaded = sys.modules.get(top)
+    where = getattr(loaded, "__file__", None)
+    if loaded is None or (where and Path(where).resolve().parent == (root / top).resolve()):
+        return
+    for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+        del sys.modules[key]
+
+
 def import_file(path: Path) -> ModuleType:
     root, name = _package_root(path)
     try:
         if "." in name:  # inside a package: a real import, so relative imports resolve
-            if str(root) not in sys.path:
-                sys.path.insert(0, str(root))
+            _forget_other_package(name.split(".")[0], root)
+            if str(root) in sys.path:
+                sys.path.remove(str(root))
+            sys.path.insert(0, str(root))
             return importlib.import_module(name)
         # A lone file: a unique module name (a user's 'model.py' must not shadow or reuse another).
         if str(path.parent) not in sys.path:
