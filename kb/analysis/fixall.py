@@ -102,7 +102,8 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
     # Uses still to convert, keyed by (torch name, offset in the current text).  A use
     # can vanish from later analyses (``opt.step()`` once ``opt`` is a MindSpore
     # optimizer) and still needs a human, so the set is carried from pass to pass.
-    pending = {(u.torch_name, u.start): Leftover(u.torch_name, u.start, u.category, u.reason) for u in counted}
+    pending = {(u.torch_name, u.start): Leftover(u.torch_name, u.start, u.category, u.reason) for u in counted
+               if not u.unchanged}
     if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
         work = Document(original)
         rejected: set[tuple[str, int]] = set()
@@ -112,7 +113,7 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
             chosen, taken = [], _Taken()
             for use in analysis.uses:
                 guess = use.guess and use.call_span not in sure
-                if use.counts and not guess:
+                if use.counts and not guess and not use.unchanged:
                     pending.setdefault((use.torch_name, use.start),
                                        Leftover(use.torch_name, use.start, use.category, use.reason))
                 if not use.edits or guess or (use.torch_name, use.start) in rejected:
@@ -134,7 +135,7 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
                 pending.pop((use.torch_name, use.start), None)
             shift = _shifter(edits)
             rejected = {(name, shift(offset)) for name, offset in rejected}
-            pending = _shifted(pending, shift)
+            pending = _shifted(pending, shift, edits)
             work.update(new_source)
         cleaned = _cleanup(engine, work)
         if cleaned is not None:
@@ -145,9 +146,16 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
     return result
 
 
-def _shifted(pending: dict, shift: Callable[[int], int]) -> dict:
+def _shifted(pending: dict, shift: Callable[[int], int], edits: Optional[list[TextEdit]] = None) -> dict:
+    """Pending uses at their offsets after ``edits``; a use inside text an edit replaced is dropped
+    (the next pass finds it again where it now is, if it is still there)."""
+    replaced = sorted((e.start, e.end) for e in edits or [] if e.end > e.start)
+    starts = [start for start, _ in replaced]
     moved = {}
     for left in pending.values():
+        index = bisect.bisect_left(starts, left.offset) - 1
+        if index >= 0 and replaced[index][0] < left.offset < replaced[index][1]:
+            continue
         left.offset = shift(left.offset)
         moved[(left.torch_name, left.offset)] = left
     return moved
@@ -250,6 +258,8 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
 def _cleanup(engine: Any, work: Document) -> Optional[tuple[bytes, list]]:
     """Remove torch imports nothing refers to any more: converted code cannot import torch."""
     analysis = engine.analyze(work)
+    if analysis.imports is None:  # an incremental analysis keeps no import table: read the text afresh
+        analysis = engine.analyze(work.source)
     if analysis.imports is None:
         return None
     counts = analysis.ref_counts
