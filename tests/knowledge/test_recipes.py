@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-NEW_FILES = ("tooling.yaml", "torchvision.yaml", "torchaudio_text.yaml", "distributed_more.yaml",
+NEW_FILES = ("namespaces.yaml", "tooling.yaml", "torchvision.yaml", "torchaudio_text.yaml", "distributed_more.yaml",
              "third_party.yaml", "recipes.yaml")
 
 
