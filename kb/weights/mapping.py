@@ -61,7 +61,12 @@ def _kb_rules() -> tuple[dict, ...]:
 
 def load_rules() -> list[dict]:
     """The weight rules from the knowledge base (built from data/curated/weights.yaml if stale)."""
-    return list(_kb_rules())
+    rules = list(_kb_rules())
+    if not rules:
+        from kb.errors import DatabaseError
+
+        raise DatabaseError("the knowledge base has no weight rules (data/curated/weights.yaml); run 'msmap build'")
+    return rules
 
 
 def map_weights(

@@ -61,6 +61,7 @@ def verdicts(real_kb):
     pairs = {
         "correct": Pair((T, "CNN()"), (MS / "cnn.py", "CNN()"), img),
         "bn_eps": Pair((T, "CNN()"), (MS / "cnn.py", "CNN(eps=1e-3)"), img),
+        "extra_parameter": Pair((T, "CNN()"), (MS / "cnn.py", "CNN(extra=True)"), img),
         "lstm": Pair((T, "Tagger()"), (MS / "tagger.py", "Tagger()"), tok, grad=True),
         "tied": Pair((T, "TiedLM()"), (MS / "lm.py", "TiedLM()"), tok, grad=True),
         "lost_tie": Pair((T, "TiedLM()"), (MS / "lm.py", "TiedLM(tie=False)"), tok, grad=True),
@@ -84,6 +85,13 @@ def test_batchnorm_eps_difference_is_a_mismatch(verdicts):
     v = verdicts["bn_eps"]
     assert v.verdict == "mismatch" and v.exit_code == 1 and v.stage == "forward"
     assert v.message.startswith("output[0]: values differ")
+
+
+def test_a_parameter_without_torch_weight_is_an_error_at_the_weights_stage(verdicts):
+    v = verdicts["extra_parameter"]
+    assert (v.verdict, v.stage, v.side) == ("error", "weights", "mindspore")
+    assert v.message == "1 MindSpore parameters got no torch weight: scale"
+    assert v.weights["unfilled_ms"] == ["scale"]
 
 
 def test_lstm_and_embedding_match_with_gradients(verdicts):
