@@ -128,8 +128,9 @@ def run_mindspore(job: dict) -> dict:
     result: dict[str, Any] = {"ok": True, "weights": wm.as_dict()}
     if wm.unfilled_ms:
         shown = ", ".join(wm.unfilled_ms[:5]) + (" ..." if len(wm.unfilled_ms) > 5 else "")
+        why = f" (first shape conflict: {wm.conflicts[0]})" if wm.conflicts else ""
         return {**result, "ok": False, "stage": "weights", "where": "",
-                "message": f"{len(wm.unfilled_ms)} MindSpore parameters got no torch weight: {shown}"}
+                "message": f"{len(wm.unfilled_ms)} MindSpore parameters got no torch weight: {shown}{why}"}
     not_loaded, _ = mindspore.load_param_into_net(net, to_parameters(wm.values, ms_params))
     if not_loaded:
         return {**result, "ok": False, "stage": "weights", "where": "",

@@ -76,6 +76,7 @@ def cases(tmp_path_factory):
         "mlp_mint": case("mlp.pt", (MS / "mlp.py", "MLP()"), "mlp.ckpt"),
         "wrong_model": case("cnn.pt", (MS / "lm.py", "TiedLM()"), "wrong.ckpt"),
         "rules_only": case("cnn.pt", None, "rules.ckpt"),
+        "rules_only_ambiguous": case("lm.pt", None, "lm_rules.ckpt"),
         "bad_expr": case("cnn.pt", (MS / "lm.py", "Nope()"), "x.ckpt"),
         "bad_init": case("cnn.pt", (bad_init, "Net()"), "y.ckpt"),
     }
@@ -143,6 +144,16 @@ def test_rules_only(cases):
     rep = json.loads(c["stdout"])
     assert c["rc"] == 0 and rep["model"] is None and rep["family"] == "classic"
     assert ["bn.running_mean", "bn.moving_mean"] in rep["matched"] and rep["ambiguous"] == []
+
+
+def test_rules_only_says_what_is_ambiguous_and_exits_1(cases):
+    got, _, tmp = cases
+    c = got["rules_only_ambiguous"]
+    rep = json.loads(c["stdout"])
+    assert c["rc"] == 1 and (tmp / "lm_rules.ckpt").exists()
+    assert rep["ambiguous"] == ["emb: could be Embedding or Linear; torch names kept",
+                                "head: could be Embedding or Linear; torch names kept"]
+    assert ["norm.weight", "norm.gamma"] in rep["matched"]
 
 
 def test_bad_expression_and_failing_constructor_name_file_stage_line(cases):
