@@ -20,8 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kb.weights.convert import convert, report_text
-    from kb.weights.usercode import parse_target
+    from kb.weights.usercode import parse_target, require
 
+    require("torch", "mindspore")  # torch reads the checkpoint (also .safetensors' tensors)
     model = parse_target(args.model) if args.model else None
     result = convert(args.checkpoint, args.out, model, args.family)
     if args.json:

@@ -30,6 +30,14 @@ class UserCodeError(MsmapError):
         self.stage, self.where, self.detail = stage, where, message
 
 
+def require(*modules: str) -> None:
+    """MsmapError (exit 2) naming what to install when a framework these commands need is missing."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MsmapError(f"needs {' and '.join(missing)} installed in this Python "
+                         f"({sys.executable}); e.g. pip install 'msmap[check]' torch")
+
+
 def parse_target(text: str, option: str = "--model") -> tuple[Path, str]:
     """'path/to/net.py:Net(10)' -> (Path, 'Net(10)'); MsmapError (exit 2) when malformed."""
     m = TARGET_RE.match(text.strip())

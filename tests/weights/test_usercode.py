@@ -55,3 +55,11 @@ def test_failures_name_stage_and_the_users_line(tmp_path):
     with pytest.raises(UserCodeError, match="NameError: name 'Nett' is not defined") as err:
         build(net, "Nett(1)")
     assert err.value.where == "" and str(err.value).startswith(f"{net}: build:")
+
+
+def test_missing_framework_is_named():
+    from kb.weights.usercode import require
+
+    require("json")
+    with pytest.raises(MsmapError, match="needs no_such_framework_xyz installed"):
+        require("json", "no_such_framework_xyz")
