@@ -210,8 +210,12 @@ class Target(Strict):
 
 
 def check_template(text: str) -> None:
-    """A call template must be a Python expression once its placeholders are filled in."""
+    """A call template must be a Python expression once its placeholders are filled in; the empty
+    template removes the construct (kb/analysis/templates.py)."""
     from kb.analysis.templates import FIELD_RE
+
+    if text == "":
+        return
 
     filled = FIELD_RE.sub(lambda m: ", a=b" if m[1] else "x", text).replace("(, ", "(")
     try:

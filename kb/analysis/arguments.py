@@ -93,11 +93,19 @@ def _whole_lines(source: bytes, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: bytes) -> list[TextEdit]:
-    """Delete the removed arguments with their separators; comments of kept ones stay."""
+def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: bytes,
+                   after: Optional[int] = None) -> list[TextEdit]:
+    """Delete the removed arguments with their separators; comments of kept ones stay.
+
+    ``after``: the end of arguments before ``args`` that stay (see ``plan_arguments``' ``skip``)."""
     if not removed:
         return []
     close = arglist.end_byte - 1
+    if after is not None and 0 in removed:  # "partial(X, eps=1)" -> "partial(X)" when eps goes
+        if len(removed) == len(args):
+            return [TextEdit(after, args[-1].end, "")]
+        rest = _removal_edits(args[1:], {i - 1 for i in removed if i}, arglist, source, args[0].end)
+        return [TextEdit(after, args[0].end, "")] + rest
     if len(removed) == len(args):
         end = args[-1].end
         comma = _separator(source, end, close)
@@ -145,24 +153,31 @@ def _rule_value(text: Optional[str], rule: dict[str, Any]) -> str:
     return _value(text, rule.get("transform"), rule.get("symbolic"))
 
 
-def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], source: bytes) -> list[TextEdit]:
-    """Edits that turn the torch call's arguments into the MindSpore target's."""
+def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], source: bytes,
+                   skip: int = 0) -> list[TextEdit]:
+    """Edits that turn the torch call's arguments into the MindSpore target's.
+
+    ``skip``: leading arguments that are not the callee's (``partial(nn.BatchNorm2d, eps=1e-3)``
+    passes the class first); the callee's arguments are the rest.
+    """
     maps = _maps(target)
     node = call.child_by_field_name("arguments")
     if not maps and node is not None and node.type == "generator_expression" and not node.has_error:
         return []
     args, arglist = read_arguments(call)
+    after = args[skip - 1].end if skip else None  # where added arguments go when no argument is kept
+    args = args[skip:]
     if not maps:
         return []  # same parameters: the arguments carry over unchanged
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
     added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
     torch_sig = parse_signature(record.get("torch_signature"))
     ms_sig = parse_signature(target.get("ms_signature"))
-    if any(a.star for a in args):
+    if any(a.star == "*" for a in args):
         trivial = all(m.get("kind", "same") == "same" and m.get("ms") in (None, m.get("torch"))
                       for m in by_torch.values()) and not any(m.get("transform") for m in added)
         if not trivial:
-            raise Blocked("the call unpacks *args or **kwargs, so its parameters cannot be mapped")
+            raise Blocked("the call unpacks *args, so its parameters cannot be placed")
         return []
     torch_order = torch_sig.positional if torch_sig else [m["torch"] for m in maps
                                                            if m.get("torch") and m.get("kind") != "added"]
@@ -173,7 +188,9 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     passed: dict[str, Arg] = {}
     final: list[str] = []
     in_place = True  # positional arguments keep their position until one cannot
-    positional = [i for i, a in enumerate(args) if a.keyword is None]
+    # a ``**kwargs`` splat stays as written: its keys reach MindSpore unchanged (a torch-only name
+    # among them fails loudly there); the arguments written out are mapped as usual
+    positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
     for number, index in enumerate(positional):
         arg = args[index]
         if number >= len(torch_order):
@@ -231,12 +248,14 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     duplicates = {n for n in final if final.count(n) > 1}
     if duplicates:
         raise Blocked(f"two arguments would both become {sorted(duplicates)[0]!r}")
-    edits += _removal_edits(args, removed, arglist, source)
+    edits += _removal_edits(args, removed, arglist, source, after)
     if extra:
         kept = [a for i, a in enumerate(args) if i not in removed]
         text = ", ".join(extra)
         if kept:
             edits.append(TextEdit(kept[-1].end, kept[-1].end, ", " + text))
+        elif after is not None:
+            edits.append(TextEdit(after, after, ", " + text))
         else:
             edits.append(TextEdit(arglist.start_byte + 1, arglist.start_byte + 1, text))
     return edits
@@ -291,7 +310,7 @@ def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg],
     return extra
 
 
-def reference_blocker(record: dict[str, Any], target: dict[str, Any]) -> Optional[str]:
+def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_written: bool = False) -> Optional[str]:
     """Why a class or function referenced without a call (``norm_layer = nn.BatchNorm2d``) cannot
     simply be renamed; None when a later call behaves the same under the new name.
 
@@ -304,7 +323,7 @@ def reference_blocker(record: dict[str, Any], target: dict[str, Any]) -> Optiona
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
     added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
     try:
-        extra = _defaults(by_torch, {}, []) + _added(added, by_torch, {}, [])
+        extra = [] if defaults_written else _defaults(by_torch, {}, []) + _added(added, by_torch, {}, [])
     except Blocked as blocked:
         return str(blocked)
     if extra:

@@ -22,7 +22,9 @@ from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
 from kb.analysis.narrowing import branch_renames
 from kb.analysis.resolver import Resolver, Site
-from kb.analysis.rewrite import behaviour_note, in_type_context, is_auto, method_renames, plan
+from kb.analysis.rewrite import (
+    bare_call, behaviour_note, in_type_context, is_auto, method_renames, partial_call, plan, unverified_consistent,
+)
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
@@ -276,6 +278,8 @@ class Engine:
         """(title, behaviour, reason, category) of a call or attribute use when its text cannot matter
         (no target, no equivalent, or a target that is never rewritten automatically); else False."""
         reason = self._missing_reason(site.record, choice)
+        if reason is None and unverified_consistent(choice):
+            return False  # decided per call: a call without arguments converts (rewrite.bare_call)
         if reason is None and not is_auto(choice):
             reason = manual_reason(choice, caveats)
         elif reason is None:
@@ -287,13 +291,15 @@ class Engine:
         """Why a use has no MindSpore API to go to (no target, or no equivalent); None when it has one."""
         if choice is None:
             return f"no MindSpore {self.settings.ms_version} target in the KB"
-        if choice.relation == "no_equivalent" or not choice.api:
+        if (choice.relation == "no_equivalent" or not choice.api) and not choice.target.get("template"):
             return self._memo("none", record, choice.target, lambda: no_equivalent_reason(record, choice))
         return None
 
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
-        node = site.node
+        # A method called through an object (``model.to(...)``, ``opt.step()``) is underlined from its
+        # name: the receiver is not the API (the call's span still covers it, for re-analysis).
+        node = site.member if site.member is not None and site.call is not None else site.node
         if node is not None and ascii:  # columns are UTF-16 units, which ASCII bytes are one by one
             (line, column), (end_line, end_column) = node.start_point, node.end_point
             span = _new(Range, (_new(Position, (line, column, node.start_byte)),
@@ -332,13 +338,14 @@ class Engine:
         else:
             use.title, use.edits, use.behaviour, use.reason = self._plan(site, choice, caveats, source, alias,
                                                                          renames.get(group, []) if group else [])
+            use.unchanged = not use.edits and not use.reason and site.kind in ("call", "attribute")
         if site.kind == "import":
             use.category = categorize(False, choice, choice is not None and bool(choice.api), None)
             if choice is not None and choice.api:
                 use.behaviour = behaviour_note(choice, caveats)
                 use.category = categorize(False, choice, True, use.behaviour)
         else:
-            use.category = categorize(site.guess, choice, bool(use.edits), use.behaviour)
+            use.category = categorize(site.guess, choice, bool(use.edits) or use.unchanged, use.behaviour)
         if use.category == "guess":
             use.reason = GUESS_REASON
         return use
@@ -352,12 +359,18 @@ class Engine:
         """
         class_migration = site.kind == "class_base" and choice.relation == "context_change"
         as_type = site.kind == "attribute" and in_type_context(site.node)
-        if not choice.api or not (is_auto(choice) or class_migration or as_type):
+        templated = bool(choice.target.get("template")) and is_auto(choice)  # templates.py, even with no API
+        removes = templated and choice.target.get("template") == [""]  # the construct goes
+        if not (choice.api or templated) or not (is_auto(choice) or class_migration or as_type
+                                                or bare_call(site, choice)):
             # what ``plan`` would refuse, whatever the text
             return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
         key = None
-        if not renames and anchor is not None and site.kind not in ("class_base", "method_def"):
+        bound = site.kind == "attribute" and partial_call(site.node) is not None  # plan reads the partial's args
+        # plans read from outside the anchor are not cached: a partial's arguments, a removed construct
+        if not renames and anchor is not None and site.kind not in ("class_base", "method_def") and not bound \
+                and not removes:
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
             key = (site.kind, as_type, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
                    site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])

@@ -16,11 +16,11 @@ file without the word ``torch`` is never parsed.
 from __future__ import annotations
 
 import fnmatch
-import gc
 import multiprocessing
 import multiprocessing.connection
 import operator
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +77,10 @@ def python_files(paths: Iterable[Union[str, Path]], exclude: Iterable[str] = ())
 
 
 def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root, followlinks=False, onerror=None):
+    unreadable: list[str] = []  # folders os.walk could not list: yielded, so each is reported
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda exc: unreadable.append(exc.filename)):
+        yield from (Path(name) for name in unreadable)
+        unreadable.clear()
         here = Path(folder)
         # A directory named like a module (x.py) is reported as a file that cannot be read.
         files = files + [d for d in dirs if d.endswith(".py")]
@@ -90,13 +93,29 @@ def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
         for name in sorted(files):
             if name.endswith(".py") and not excluded(here / name, root, patterns):
                 yield here / name
+    yield from (Path(name) for name in unreadable)
 
 
-def read_source(path: Union[str, Path]) -> tuple[Optional[bytes], Optional[str]]:
-    """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+def read_source(path: Union[str, Path], max_bytes: Optional[int] = None) -> tuple[Optional[bytes], Optional[str]]:
+    """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used).
+
+    Only regular files are read (a FIFO would block forever, a device never end), and none
+    larger than ``max_bytes`` (default ``MAX_SOURCE_BYTES``)."""
+    limit = _MAX_BYTES if max_bytes is None else max_bytes
+    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb", closefd=True) as handle:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                return None, "is a directory"
+            if not stat.S_ISREG(info.st_mode):
+                return None, f"skipped: not a regular file ({_kind(info.st_mode)})"
+            if info.st_size > limit:
+                return None, (f"skipped: {info.st_size / 1e6:.1f} MB is larger than the "
+                              f"{limit / 1e6:g} MB limit (--max-file-size)")
+            data = handle.read(limit + 1)
+        if len(data) > limit:  # it grew while being read
+            return None, f"skipped: larger than the {limit / 1e6:g} MB limit (--max-file-size)"
     except IsADirectoryError:
         return None, "is a directory"
     except FileNotFoundError:
@@ -117,6 +136,14 @@ def read_source(path: Union[str, Path]) -> tuple[Optional[bytes], Optional[str]]
     return data, None
 
 
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
 def use_row(use: Any) -> dict[str, Any]:
     """A use as plain data for reports (1-based lines and UTF-16 columns)."""
     return {
@@ -129,6 +156,8 @@ def use_row(use: Any) -> dict[str, Any]:
 
 # -- workers -------------------------------------------------------------------------
 _ENGINE: Any = None
+MAX_SOURCE_BYTES = 10_000_000  # larger source files are skipped and reported (--max-file-size)
+_MAX_BYTES = MAX_SOURCE_BYTES
 
 
 def open_kb(spec: Any) -> Any:
@@ -141,32 +170,12 @@ def open_kb(spec: Any) -> Any:
     return spec
 
 
-def _init_worker(spec: Any, settings: EngineSettings) -> None:
-    global _ENGINE
+def _init_worker(spec: Any, settings: EngineSettings, max_bytes: int = MAX_SOURCE_BYTES) -> None:
+    global _ENGINE, _MAX_BYTES
     from kb.analysis.engine import Engine
 
     _ENGINE = Engine(open_kb(spec), settings)
-
-
-# A pool worker runs with the cyclic garbage collector off: an analysis leaves next to no cycles
-# (811 objects over all 2,285 files of torch's sources), while the collector's full passes over
-# the growing record and plan caches cost ~0.4 s of a 9 s scan.  A collection every
-# ``COLLECT_EVERY`` files bounds whatever cycles there are.
-COLLECT_EVERY = 1000
-_DONE = 0
-
-
-def _init_pool_worker(spec: Any, settings: EngineSettings) -> None:
-    _init_worker(spec, settings)
-    gc.freeze()
-    gc.disable()
-
-
-def _collect_now_and_then() -> None:
-    global _DONE
-    _DONE += 1
-    if _DONE % COLLECT_EVERY == 0:
-        gc.collect()
+    _MAX_BYTES = max_bytes
 
 
 def scan_file(engine: Any, path: Union[str, Path]) -> FileReport:
@@ -179,9 +188,13 @@ def scan_file(engine: Any, path: Union[str, Path]) -> FileReport:
     if b"torch" not in data:
         return report
     try:
-        report.uses = [use_row(u) for u in engine.analyze(data).uses if u.counts]
+        analysis = engine.analyze(data)
+        report.uses = [use_row(u) for u in analysis.uses if u.counts]
     except Exception as exc:  # never lose the whole scan to one file
         report.error = f"internal error while analysing: {type(exc).__name__}: {exc}"
+        return report
+    if getattr(analysis, "error", None):  # the engine failed softly (a broken KB): never "0 uses"
+        report.error = f"internal error while analysing: {analysis.error}"
     return report
 
 
@@ -190,13 +203,14 @@ def _scan_one(path: str) -> FileReport:
 
 
 def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None,
-               progress: Optional[Callable[[int, int], None]] = None) -> list[FileReport]:
+               progress: Optional[Callable[[int, int], None]] = None,
+               max_bytes: int = MAX_SOURCE_BYTES) -> list[FileReport]:
     """Scan ``files`` (in parallel when worth it); results keep the input order."""
     jobs = max(1, jobs or os.cpu_count() or 1)
     names = [str(f) for f in files]
     results: list[FileReport] = []
     if jobs == 1 or len(names) < 4 * jobs:
-        _init_worker(spec, settings)
+        _init_worker(spec, settings, max_bytes)
         for index, name in enumerate(names):
             results.append(_scan_one(name))
             if progress:
@@ -212,7 +226,7 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
     readers: dict[Any, Any] = {}
     for _ in range(jobs):
         reader, writer = context.Pipe(duplex=False)
-        worker = context.Process(target=_scan_worker, args=(spec, settings, names, order, counter, writer),
+        worker = context.Process(target=_scan_worker, args=(spec, settings, max_bytes, names, order, counter, writer),
                                  daemon=True)
         worker.start()
         writer.close()
@@ -244,10 +258,10 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
 RESULT_BATCH = 64  # files per message from a worker
 
 
-def _scan_worker(spec: Any, settings: EngineSettings, names: list[str], order: list[int], counter: Any,
-                 writer: Any) -> None:
+def _scan_worker(spec: Any, settings: EngineSettings, max_bytes: int, names: list[str], order: list[int],
+                 counter: Any, writer: Any) -> None:
     try:
-        _init_pool_worker(spec, settings)
+        _init_worker(spec, settings, max_bytes)
     except Exception as exc:  # e.g. the knowledge base cannot be opened: say so once, for every file
         writer.send(f"the scan worker could not start: {type(exc).__name__}: {exc}")
         writer.close()
@@ -260,7 +274,6 @@ def _scan_worker(spec: Any, settings: EngineSettings, names: list[str], order: l
                 counter.value = taken + 1
             if taken >= len(order):
                 break
-            _collect_now_and_then()
             index = order[taken]
             batch.append((index, _scan_one(names[index])))
             if len(batch) >= RESULT_BATCH:
@@ -287,6 +300,7 @@ class FileConversion:
     original: Optional[bytes] = None
     converted: Optional[bytes] = None  # None when the file was left as it is
     found: int = 0
+    apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
     error: Optional[str] = None
     bom: bool = False
@@ -300,15 +314,15 @@ def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
     from kb.analysis.convert import convert_source
 
     result = FileConversion(str(path))
-    try:
-        with open(path, "rb") as handle:
-            result.bom = handle.read(3) == BOM
-    except OSError:
-        pass
     data, error = read_source(path)
     if data is None:
         result.error = error
         return result
+    try:  # a regular file (read_source said so): this cannot block
+        with open(path, "rb") as handle:
+            result.bom = handle.read(3) == BOM
+    except OSError:
+        pass
     result.original = data
     if b"torch" not in data:
         return result
@@ -320,32 +334,36 @@ def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
     if converted.error:
         result.error = converted.error
         return result
-    result.converted = converted.source
+    result.converted = _crlf(data, converted.source)
     result.found = converted.found
+    result.apis = converted.apis
     result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
     return result
+
+
+def _crlf(original: bytes, new: bytes) -> bytes:
+    """A file whose lines all end in CRLF keeps them: lines the conversion added get CRLF too."""
+    crlf = original.count(b"\r\n")
+    if not crlf or crlf != original.count(b"\n") or new.count(b"\r\n") == new.count(b"\n"):
+        return new
+    return new.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
 def _convert_one(path: str) -> FileConversion:
     return convert_file(_ENGINE, path)
 
 
-def _convert_pooled(path: str) -> FileConversion:
-    _collect_now_and_then()
-    return _convert_one(path)
-
-
-def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None
-                  ) -> Iterator[FileConversion]:
+def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None,
+                  max_bytes: int = MAX_SOURCE_BYTES) -> Iterator[FileConversion]:
     """Convert ``files`` (in parallel when worth it), yielding results in input order."""
     jobs = max(1, jobs or os.cpu_count() or 1)
     names = [str(f) for f in files]
     if jobs == 1 or len(names) < 4 * jobs:
-        _init_worker(spec, settings)
+        _init_worker(spec, settings, max_bytes)
         for name in names:
             yield _convert_one(name)
         return
     chunk = max(1, min(16, len(names) // (jobs * 8)))
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with context.Pool(jobs, initializer=_init_pool_worker, initargs=(spec, settings)) as pool:
-        yield from pool.imap(_convert_pooled, names, chunksize=chunk)
+    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings, max_bytes)) as pool:
+        yield from pool.imap(_convert_one, names, chunksize=chunk)

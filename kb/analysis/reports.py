@@ -34,6 +34,7 @@ class Summary:
     lines: int = 0
     totals: Counter = field(default_factory=Counter)
     per_api: dict[str, Counter] = field(default_factory=dict)
+    performance: Optional[dict[str, Any]] = None  # kb.timings.project_costs: the measured ops that will cost most
 
     @property
     def sites(self) -> int:
@@ -93,6 +94,10 @@ def render_table(reports: list[FileReport], summary: Summary) -> str:
         out.append(f"  {CATEGORY_LABELS[category]:<32} {summary.totals[category]:>6}")
     out.append(f"call sites that convert automatically: {_share(summary)} "
                f"({sum(summary.totals[c] for c in AUTOMATIC)} of {summary.sites}; guesses and imports not counted)")
+    if summary.performance:
+        from kb.timings import project_lines
+
+        out.extend(project_lines(summary.performance))
     return "\n".join(out) + "\n"
 
 
@@ -102,6 +107,7 @@ def render_json(reports: list[FileReport], summary: Summary) -> str:
             "files": summary.files, "lines": summary.lines, "files_with_uses": summary.files_with_uses,
             "failed": summary.failed, "totals": {c: summary.totals[c] for c in CATEGORIES},
             "call_sites": summary.sites, "automatic_share": summary.automatic_share,
+            "performance": summary.performance,
         },
         "apis": {name: {c: counts[c] for c in CATEGORIES} for name, counts in sorted(summary.per_api.items())},
         "files": [{"path": r.path, "error": r.error, "lines": r.lines, "uses": r.uses} for r in reports],

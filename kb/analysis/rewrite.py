@@ -15,7 +15,7 @@ from typing import Any, Optional
 from kb.analysis.arguments import Blocked, plan_arguments, reference_blocker, transformed_params
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
-from kb.analysis.templates import receiver_text, render
+from kb.analysis.templates import receiver_text, removal, render
 from kb.analysis.text import TextEdit
 
 AUTO_RELATIONS = frozenset({
@@ -53,11 +53,25 @@ def is_auto(choice: TargetChoice) -> bool:
     if not choice.runs:
         return False
     auto = choice.target.get("auto")
-    if auto and choice.target.get("template"):  # a template says how, whatever the relation
+    if auto and choice.target.get("template"):  # a template says how, whatever the relation (even none)
         return True
     if auto is not None:
         return bool(auto) and choice.relation in AUTO_RELATIONS
     return choice.relation in AUTO_RELATIONS
+
+
+def unverified_consistent(choice: TargetChoice) -> bool:
+    """A same-named target whose signatures could not be compared (no params, not auto): safe for
+    a call that passes no arguments (``nn.Sigmoid()``), see ``bare_call``."""
+    return choice.relation == "consistent" and not choice.target.get("params") and choice.runs \
+        and not choice.target.get("auto")
+
+
+def bare_call(site: Site, choice: TargetChoice) -> bool:
+    if not unverified_consistent(choice) or site.kind != "call" or site.call is None:
+        return False
+    arguments = site.call.child_by_field_name("arguments")
+    return arguments is not None and arguments.type == "argument_list" and not arguments.named_children
 
 
 def behaviour_note(choice: TargetChoice, caveats: list[dict[str, Any]]) -> Optional[str]:
@@ -100,10 +114,19 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     """
     class_migration = site.kind == "class_base" and choice.relation == "context_change" and bool(choice.api)
     as_type = site.kind == "attribute" and site.member is None and in_type_context(site.node)
-    if not choice.api or not (is_auto(choice) or class_migration or as_type):
+    templates = choice.target.get("template") if is_auto(choice) else None
+    if templates == [""] and site.kind in ("call", "attribute"):
+        construct = site.call if site.kind == "call" and site.call is not None else site.node
+        return Rewrite(_title(f"Remove {_text(construct)}", choice, None), removal(construct, source), None)
+    behaviour = behaviour_note(choice, caveats)
+    if templates and site.kind == "call" and site.call is not None:
+        receiver = receiver_text(site.member) if site.member is not None else None
+        text = render(templates, site.call, site.record, choice.target, alias, receiver)
+        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
+                       [TextEdit(site.call.start_byte, site.call.end_byte, text)], behaviour)
+    if not choice.api or not (is_auto(choice) or class_migration or as_type or bare_call(site, choice)):
         raise Blocked(f"{choice.relation.replace('_', ' ')}: not an automatic rewrite")
     api, target = choice.api, choice.target
-    behaviour = behaviour_note(choice, caveats)
     if site.kind == "method_def":
         return Rewrite(_title(f"Migrate {site.local_class.name if site.local_class else 'class'} to MindSpore",
                               choice, behaviour), list(renames or []), behaviour)
@@ -128,13 +151,14 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         old, new = _text(site.node), spelled(api, alias)
         edits.append(TextEdit(site.node.start_byte, site.node.end_byte, new))
         action = f"Replace {old} with {new}"
-    if site.kind == "call" and site.call is not None and target.get("template"):
-        receiver = receiver_text(site.member) if site.member is not None else None
-        text = render(target["template"], site.call, site.record, target, alias, receiver)
-        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
-                       [TextEdit(site.call.start_byte, site.call.end_byte, text)], behaviour)
+    bound = partial_call(site.node) if site.kind == "attribute" else None
     if site.kind == "call" and site.call is not None:
         edits += plan_arguments(site.call, site.record, target, source)
+    elif bound is not None:  # partial(nn.BatchNorm2d, eps=1e-3): the partial's arguments are the call's
+        edits += plan_arguments(bound, site.record, target, source, skip=1)
+        why = reference_blocker(site.record, target, defaults_written=True)
+        if why is not None:
+            raise Blocked(f"bound with functools.partial: {why}")
     elif _params_change(target) and not in_type_context(site.node):
         why = reference_blocker(site.record, target)
         if why is not None:
@@ -143,12 +167,26 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         if passed_later:
             note = f"a later call through this name must not pass {', '.join(passed_later)} (its value is transformed)"
             behaviour = f"{behaviour}; {note}" if behaviour else note
-    if not edits:
-        raise Blocked("nothing to change")
+    if not edits:  # the torch code is already the MindSpore code (``self.register_buffer(...)``)
+        return Rewrite("", [], behaviour)
     return Rewrite(_title(action, choice, behaviour), edits, behaviour)
 
 
 TYPE_TESTS = (b"isinstance", b"issubclass")
+
+
+PARTIALS = (b"partial", b"functools.partial")
+
+
+def partial_call(node: Any) -> Optional[Any]:
+    """The ``partial(...)`` call whose first argument ``node`` is, if any."""
+    parent = node.parent
+    call = parent.parent if parent is not None and parent.type == "argument_list" else None
+    function = call.child_by_field_name("function") if call is not None else None
+    if function is None or function.text not in PARTIALS:
+        return None
+    first = next((c for c in parent.named_children if c.type != "comment"), None)
+    return call if first is not None and first.id == node.id else None
 
 
 def in_type_context(node: Any) -> bool:

@@ -12,6 +12,9 @@ placeholders the call passes is used. Placeholders:
 A passed argument the chosen template has no place for blocks the rewrite (nothing is
 dropped silently), unless its parameter map says the torch argument is dropped or it
 repeats the torch default.
+
+The one template ``""`` removes the call's construct (``removal``): ``@torch.no_grad()``
+goes, and ``with torch.no_grad():`` gives way to its body.
 """
 from __future__ import annotations
 
@@ -130,3 +133,63 @@ def _fill(template: str, bound: dict[str, str], alias: str, receiver: Optional[s
         return bound[name]
 
     return FIELD_RE.sub(field, template).replace("(, ", "(")
+
+
+def removal(call: Any, source: bytes) -> list[Any]:
+    """Edits for an empty template: the construct of ``call`` (a call, or a name used as a decorator)
+    goes. A decorator line or a statement that is only the call is deleted (``pass`` where it was
+    alone in its block); a ``with`` item is dropped, and a ``with`` statement left without items
+    gives way to its body, dedented. Raises ``Blocked`` where the call is anything else."""
+    from kb.analysis.text import TextEdit
+
+    parent = call.parent
+    if parent is not None and parent.type in ("decorator", "expression_statement") \
+            and parent.named_children and parent.named_children[0].id == call.id:
+        start = source.rfind(b"\n", 0, parent.start_byte) + 1
+        end = source.find(b"\n", parent.end_byte)
+        end = len(source) if end < 0 else end + 1
+        if source[start:parent.start_byte].strip() or source[parent.end_byte:end].strip():
+            raise Blocked("the statement shares its line with other code")
+        alone = parent.type == "expression_statement" and parent.parent is not None \
+            and parent.parent.type == "block" and len(parent.parent.named_children) == 1
+        return [TextEdit(parent.start_byte, parent.end_byte, "pass")] if alone else [TextEdit(start, end, "")]
+    item = parent if parent is not None and parent.type == "with_item" else None
+    clause = item.parent if item is not None else None
+    statement = clause.parent if clause is not None else None
+    if item is None or clause is None or statement is None or statement.type != "with_statement" \
+            or item.child_by_field_name("value") is None or item.child_by_field_name("value").id != call.id:
+        raise Blocked("only a decorator or a `with` item can be removed")
+    items = [c for c in clause.named_children if c.type == "with_item"]
+    if len(items) > 1:
+        index = next(i for i, c in enumerate(items) if c.id == item.id)
+        if index + 1 < len(items):
+            return [TextEdit(item.start_byte, items[index + 1].start_byte, "")]
+        return [TextEdit(items[index - 1].end_byte, item.end_byte, "")]
+    return [_unwrap(statement, source)]
+
+
+def _unwrap(statement: Any, source: bytes) -> Any:
+    """The ``with`` statement replaced by its body, dedented to the statement's indentation."""
+    from kb.analysis.text import TextEdit
+
+    body = statement.child_by_field_name("body")
+    if body is None or any(n.type == "string" and n.start_point[0] != n.end_point[0] for n in _descendants(body)):
+        raise Blocked("the `with` body holds a multi-line string, which dedenting would change")
+    start = source.rfind(b"\n", 0, statement.start_byte) + 1
+    outer = source[start:statement.start_byte]
+    first = source.rfind(b"\n", 0, body.start_byte) + 1
+    inner = source[first:body.start_byte]
+    if not outer.strip() == b"" or not inner.startswith(outer) or b"\n" not in source[statement.start_byte:body.start_byte]:
+        raise Blocked("the `with` statement shares its line with other code")
+    cut = len(inner) - len(outer)
+    lines = source[first:body.end_byte].split(b"\n")
+    kept = [line[cut:] if line[:cut].strip() == b"" else line for line in lines]
+    return TextEdit(start, body.end_byte, b"\n".join(kept).decode("utf-8", "surrogateescape"))
+
+
+def _descendants(node: Any) -> Any:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)

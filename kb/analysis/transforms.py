@@ -211,10 +211,15 @@ def apply_transform(transform: str, value_text: Optional[str]) -> str:
     return substitute(transform.strip(), value_text)
 
 
+_ATOM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
 def substitute(transform: str, value_text: str) -> str:
-    """Replace each ``v`` in the transform by ``(value_text)``."""
+    """Replace each ``v`` in the transform by ``(value_text)`` (no parentheses around a name or a
+    dotted name: nothing binds tighter; a number keeps them, ``(1).real``)."""
     if transform == "v":
         return value_text
+    wrapped = value_text if _ATOM.fullmatch(value_text.strip()) else f"({value_text})"
     spots = []
     line_starts = [0] + [m.end() for m in re.finditer("\n", transform)]
     for node in ast.walk(_compiled(transform)):
@@ -223,5 +228,5 @@ def substitute(transform: str, value_text: str) -> str:
             start = line_starts[node.lineno - 1] + len(line[: node.col_offset].decode())
             spots.append((start, start + 1))
     for start, end in sorted(spots, reverse=True):
-        transform = transform[:start] + f"({value_text})" + transform[end:]
+        transform = transform[:start] + wrapped + transform[end:]
     return transform

@@ -48,6 +48,7 @@ class Use:
     behaviour: Optional[str] = None  # why the fix may change behaviour
     call_span: Optional[tuple[int, int]] = None  # the whole call, for calls
     group: Optional[int] = None  # uses of one class migration share a group
+    unchanged: bool = False  # the MindSpore code is the torch code as written (nothing to convert)
 
     @property
     def start(self) -> int:
@@ -101,8 +102,8 @@ class Fix:
 def categorize(guess: bool, choice: Optional[TargetChoice], fixable: bool, behaviour: Optional[str]) -> str:
     if guess:
         return "guess"
-    if choice is None or choice.relation == "no_equivalent" or not choice.api:
-        return "none"
+    if choice is None or ((choice.relation == "no_equivalent" or not choice.api) and not fixable):
+        return "none"  # (a template can rewrite what has no API: torch.no_grad() is removed)
     if not fixable:
         return "manual"
     return "caveats" if behaviour else "direct"

@@ -25,7 +25,7 @@ def converted(engine, src: str) -> str:
     pytest.param("import torch.nn as nn\nm = nn.Dropout(p=0.3)\n",
                  "import mindspore as ms\nm = ms.nn.Dropout(keep_prob=0.7)\n", id="dropout-1x-literal"),
     pytest.param("import torch.nn as nn\nm = nn.Dropout(p=rate)\n",
-                 "import mindspore as ms\nm = ms.nn.Dropout(keep_prob=1 - (rate))\n", id="dropout-1x-expression"),
+                 "import mindspore as ms\nm = ms.nn.Dropout(keep_prob=1 - rate)\n", id="dropout-1x-expression"),
 ])
 def test_mindspore_1x(real_kb, src, expected):
     assert converted(Engine(real_kb, EngineSettings(ms_version="1.10")), src) == expected
@@ -58,7 +58,9 @@ def test_mint(real_kb):
     pytest.param("from torch.optim import lr_scheduler\ns = lr_scheduler.StepLR(o, 2)\ns.step()\n",
                  "torch.optim.lr_scheduler.LRScheduler.step", "none", id="scheduler-step"),
     pytest.param("import torch\ny = x.view(2, 3)\n", "torch.Tensor.view", "guess", id="guess"),
-    pytest.param("import torch\nwith torch.no_grad():\n    pass\n", "torch.no_grad", "none", id="no-grad"),
+    pytest.param("import torch\nwith torch.no_grad():\n    pass\n", "torch.no_grad", "direct", id="no-grad-removed"),
+    pytest.param("import torch\nok = isinstance(m, torch.ScriptModule)\n", "torch.ScriptModule", "none",
+                 id="no-equivalent"),
 ])
 def test_categories(classic, src, name, category):
     uses = {u.torch_name: u.category for u in classic.analyze(src).uses}

@@ -29,7 +29,7 @@ def test_parse_signature_unreadable(text):
 @pytest.mark.parametrize("transform, value, expected", [
     pytest.param("1 - v", "0.3", "0.7", id="float-noise-removed"),
     pytest.param("1 - v", "0.7", "0.3", id="float-noise-removed-2"),
-    pytest.param("1 - v", "rate", "1 - (rate)", id="expression-wrapped"),
+    pytest.param("1 - v", "rate", "1 - rate", id="name-not-wrapped"),
     pytest.param("1 - v", "a + b", "1 - (a + b)", id="wrapped-keeps-precedence"),
     pytest.param("v", "x", "x", id="identity"),
     pytest.param("v * 2", "3", "6", id="int"),
