@@ -83,16 +83,18 @@ def _finish(proc: subprocess.Popen, request: dict, deadline: float, log: Path, s
     return json.loads(result.read_text())
 
 
-def verify_many(pairs: list[Pair], timeout: float = 300.0) -> list[Verdict]:
-    """One torch and one MindSpore process for all pairs; one Verdict per pair."""
+def verify_many(pairs: list[Pair], timeout: float = 300.0, rules: list[dict] | None = None) -> list[Verdict]:
+    """One torch and one MindSpore process for all pairs; one Verdict per pair.  ``rules``: the
+    weight rules (default: the knowledge base's)."""
     from kb.weights.mapping import load_rules
 
+    rules = rules if rules is not None else load_rules()
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory(prefix="msmap-verify-") as tmp:
         work = Path(tmp)
         ms_proc = _child("mindspore", work / "mindspore.log")
         try:
-            (work / "rules.json").write_text(json.dumps(load_rules()))
+            (work / "rules.json").write_text(json.dumps(rules))
             t_jobs = []
             for i, p in enumerate(pairs):
                 arrays = make_inputs(p.inputs, p.seed)

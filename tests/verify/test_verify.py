@@ -70,7 +70,7 @@ def verdicts(real_kb):
         "torch_side_error": Pair((T, "CNN(classes=-1)"), (MS / "cnn.py", "CNN()"), img),
         "crash": Pair((T, "CNN()"), (MS / "crash.py", "Broken()"), img),
     }
-    return dict(zip(pairs, verify_many(list(pairs.values()), timeout=240)))
+    return dict(zip(pairs, verify_many(list(pairs.values()), timeout=240, rules=real_kb.weight_rules())))
 
 
 def test_correct_pair_matches(verdicts):

@@ -6,6 +6,7 @@ fresh model and returns the values, which the test compares with the torch weigh
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -49,7 +50,7 @@ CHILD = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
+def cases(tmp_path_factory, real_kb):
     tmp = tmp_path_factory.mktemp("weights")
     torch.manual_seed(1)
     models = {"cnn": torchnets.CNN(), "lm": torchnets.TiedLM(), "tagger": torchnets.Tagger(), "mlp": torchnets.MLP()}
@@ -81,8 +82,9 @@ def cases(tmp_path_factory):
         "bad_init": case("cnn.pt", (bad_init, "Net()"), "y.ckpt"),
     }
     arg = json.dumps([[name, argv, model] for name, (argv, model) in spec.items()])
+    env = {**os.environ, "MSMAP_DB": str(real_kb.path)}
     proc = subprocess.run([sys.executable, "-c", CHILD, arg], capture_output=True, text=True, cwd=ROOT,
-                          timeout=240, check=False)
+                          timeout=240, check=False, env=env)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
     assert line, proc.stdout[-2000:] + proc.stderr[-2000:]
     return json.loads(line[len("RESULT"):]), states, tmp
