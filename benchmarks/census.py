@@ -55,6 +55,10 @@ PROJECTS = {
         "transformers/models/clip", "transformers/models/mistral", "transformers/models/wav2vec2",
         "transformers/models/detr", "transformers/modeling_utils.py", "transformers/trainer.py",
         "transformers/activations.py", "transformers/pytorch_utils.py"]),
+    "diffusers": ("diffusers==0.42.1", ["diffusers/models", "diffusers/training_utils.py", "diffusers/optimization.py"]),
+    "peft": ("peft==0.21.2", None),
+    "vit_pytorch": ("vit-pytorch==1.26.11", None),
+    "pytorch_metric_learning": ("pytorch-metric-learning==2.9.0", None),
     "torchtext": ("torchtext==0.18.0", None),
     "accelerate": ("accelerate==1.15.0", None),
     "segmentation_models_pytorch": ("segmentation-models-pytorch==0.6.0", None),
@@ -62,7 +66,8 @@ PROJECTS = {
     "fairseq": ("fairseq==0.12.2", None),
     "kornia": ("kornia==0.9.0", None),
 }
-CHOSEN = ("torchvision", "timm", "torchaudio", "lightning", "ultralytics", "transformers")
+CHOSEN = ("torchvision", "timm", "torchaudio", "lightning", "ultralytics", "transformers",
+          "diffusers", "peft", "vit_pytorch", "pytorch_metric_learning")
 HELD_OUT = ("torchtext", "accelerate", "segmentation_models_pytorch", "torchmetrics", "fairseq", "kornia")
 INTROSPECTION = ("__dict__", "__file__", "__name__", "__path__", "__spec__", "__all__", "__doc__")
 GENERIC = ("No usable ", "No classic MindSpore namespace", "No mint MindSpore namespace")
@@ -110,6 +115,7 @@ def fetch(dest: Path) -> None:
                 target = out / part
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(source), target)
+            shutil.rmtree(dest / f".{name}")
 
 
 # ---------------------------------------------------------------- reading names
