@@ -5,13 +5,10 @@
   checks with pydantic the settings that are not plainly valid.
 - ``documents``   – open documents as engine ``Document``s, edited incrementally.
 - ``publisher``   – debounced, version-checked diagnostics per document.
-- ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, JSON serialization).
+- ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, kept per use between edits).
 - ``lookups``     – hover, ``msmap.lookup`` and ``msmap.search`` (MindSpore names under the cursor:
   ``kb.analysis.msnames``).
 - ``markdown``    – the Markdown cards (pure functions).
 - ``actions``     – quick-fixes, fix-all and class migration as code actions.
 - ``protocol``, ``transport``, ``safety`` – UTF-16 positions, cancellable stdio, guarded handlers.
-- ``earlystart`` – answers ``initialize`` and publishes the first file's diagnostics before pygls
-  is loaded, from pygls' answer kept by an earlier start; ``codecache`` – keeps the code attrs and
-  cattrs generate at run time.
 """

@@ -14,15 +14,15 @@ Which settings key decides a use's severity:
 
 ``code`` is the relation, or the id of the caveat that raised the severity.  There is no
 ``data``: code actions are planned from the current analysis, found by the diagnostic's range.
-A 5,000-line file can hold thousands of uses, so diagnostics are built as compact JSON text:
-each use's range-free part is serialized once (``Serializer`` keeps it while the use's verdict
-is unchanged), and a use's whole text is reused by the next publication while the use is at
-the same place (only uses on or after an edited line are formatted again).
+A 5,000-line file can hold thousands of uses, so ``DiagnosticCache`` builds each use's
+diagnostics once: the range-free part per verdict, the whole diagnostic per (verdict, range),
+reused by the document's next publication while the use is at the same place.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Optional
+
+from lsprotocol import types
 
 from lsp.settings import ServerSettings
 
@@ -31,7 +31,6 @@ LEVELS = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 CONTEXT = frozenset({"context_change", "composite"})
 BEHAVIOUR = frozenset({"param_semantics_differ", "defaults_differ", "torch_more_params"})
 LOUD_CAVEATS = ("error", "warning")
-COMPACT = (",", ":")  # no spaces: thousands of diagnostics per publication
 
 
 def severity_key(use: Any) -> tuple[str, Optional[str]]:
@@ -109,56 +108,49 @@ def verdict(use: Any) -> tuple:
             choice.fallback if choice is not None else False)
 
 
-class Serializer:
-    """Diagnostics as JSON text.  The range-free part of each is kept per verdict, and the whole text
-    of each use per (verdict, range) for the document's next publication: after a keystroke, every
-    use off the edited line is the same use at the same place, and its text is reused as it is."""
+class DiagnosticCache:
+    """The diagnostics of a document's uses as lsprotocol objects.  The range-free part of each is kept
+    per verdict, and each use's diagnostics per (verdict, range) for the document's next publication:
+    after a keystroke, every use off the edited line is the same use at the same place."""
 
     LIMIT = 50_000
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self._parts: dict[tuple, list[str]] = {}
-        self._last: dict[str, dict[tuple, str]] = {}  # uri -> texts of its last publication, by use key
+        self._parts: dict[tuple, list[dict[str, Any]]] = {}
+        self._last: dict[str, dict[tuple, list[types.Diagnostic]]] = {}  # uri -> its last publication, by use key
 
-    def diagnostics_json(self, uses: Iterable[Any], uri: Optional[str] = None) -> str:
+    def diagnostics(self, uses: Iterable[Any], uri: Optional[str] = None) -> list[types.Diagnostic]:
         previous = self._last.get(uri, {}) if uri is not None else {}
-        current: dict[tuple, str] = {}
-        items = []
+        current: dict[tuple, list[types.Diagnostic]] = {}
+        out: list[types.Diagnostic] = []
         for use in uses:
             s, e = use.range.start, use.range.end
             key = (verdict(use), s.line, s.character, e.line, e.character)
-            text = previous.get(key)
-            if text is None:
-                text = self._text(use, key)
-            current[key] = text
-            if text:
-                items.append(text)
+            found = previous.get(key)
+            if found is None:
+                found = self._build(use, key)
+            current[key] = found
+            out.extend(found)
         if uri is not None:
             self._last[uri] = current
-        return "[" + ",".join(items) + "]"
+        return out
 
-    def _text(self, use: Any, key: tuple) -> str:
-        """The diagnostics of ``use`` (``key``: its verdict and range), joined."""
+    def _build(self, use: Any, key: tuple) -> list[types.Diagnostic]:
         found = self._parts.get(key[0])
         if found is None:
             if len(self._parts) > self.LIMIT:
                 self._parts.clear()
-            found = self._parts[key[0]] = [json.dumps(p, separators=COMPACT)[1:] for p in parts(use, self.settings)]
+            found = self._parts[key[0]] = parts(use, self.settings)
         if not found:
-            return ""
-        where = '{"range":{"start":{"line":%d,"character":%d},"end":{"line":%d,"character":%d}},' % key[1:]
-        return where + found[0] if len(found) == 1 else ",".join(where + p for p in found)
+            return []
+        span = types.Range(start=types.Position(line=key[1], character=key[2]),
+                           end=types.Position(line=key[3], character=key[4]))
+        return [types.Diagnostic(range=span, message=p["message"], severity=types.DiagnosticSeverity(p["severity"]),
+                                 code=p["code"], source=p["source"],
+                                 code_description=types.CodeDescription(href=p["codeDescription"]["href"]))
+                for p in found]
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (it was closed)."""
         self._last.pop(uri, None)
-
-    def publish_json(self, uri: str, version: Optional[int], uses: Iterable[Any]) -> str:
-        return (f'{{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{{"uri":{json.dumps(uri)},'
-                f'"version":{json.dumps(version)},"diagnostics":{self.diagnostics_json(uses, uri)}}}}}')
-
-
-def to_diagnostics(uses: Iterable[Any], settings: ServerSettings) -> list[dict[str, Any]]:
-    """The same diagnostics as plain dicts (tests, and clients of the library)."""
-    return json.loads(Serializer(settings).diagnostics_json(uses))

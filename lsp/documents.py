@@ -36,11 +36,6 @@ class DocumentStore:
         doc = self._docs[uri] = Document(text, uri=uri, version=version)
         return doc
 
-    def adopt(self, doc: Document) -> Document:
-        """Keep a document opened elsewhere (the early start's), under its own uri."""
-        self._docs[doc.uri] = doc
-        return doc
-
     def change(self, uri: str, version: int, changes: Iterable[object]) -> Optional[Document]:
         doc = self._docs.get(uri)
         if doc is None:

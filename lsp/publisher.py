@@ -14,29 +14,15 @@ merged nothing more and only delayed every publication.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 from typing import Any, Callable, Optional
 
-from lsp import codecache
 from lsp.safety import MARK
 
 log = logging.getLogger(__name__)
 
 DELAY = 0.0  # seconds; 0: once the messages already received are handled (see above)
-SETTLE_MS = 30.0  # an analysis this slow (a full one) leaves many long-lived objects: settle them
-
-
-def settle() -> None:
-    """Collect garbage once, then freeze what survives (the knowledge base, trees, the analysis the
-    next edits start from): later full collections skip them instead of costing ~30 ms mid-edit.
-    ``msmap lsp`` starts with the collector off (start-up frees nothing); this turns it back on."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-    gc.enable()
-    codecache.save()  # the code attrs and cattrs generated during start-up, for the next start
 
 
 class Publisher:
@@ -49,7 +35,6 @@ class Publisher:
         self._timers: dict[str, asyncio.Handle] = {}
         self._since: dict[str, float] = {}  # first unpublished change per document (for timings)
         self.last_ms: Optional[float] = None  # time spent in the last analysis, for logs and benchmarks
-        self._settle: Optional[asyncio.Handle] = None
 
     def schedule(self, uri: str, delay: Optional[float] = None) -> None:
         """Publish ``uri`` after ``delay`` seconds (default ``DELAY``); 0: once the messages already
@@ -83,15 +68,9 @@ class Publisher:
         doc = self.documents.get(uri)
         if doc is None or doc.version != version:
             return  # closed, or a newer change has its own timer
-        collecting = gc.isenabled()
-        gc.disable()  # no collection between a change and its publication: it comes after the send,
-        try:  # while the client reads (an analysis allocates enough to trigger a dozen otherwise)
-            self._publish(uri, doc, version, settle=not collecting)
-        finally:
-            if collecting:
-                gc.enable()
+        self._publish(uri, doc, version)
 
-    def _publish(self, uri: str, doc: Any, version: int, settle: bool) -> None:
+    def _publish(self, uri: str, doc: Any, version: int) -> None:
         started = time.perf_counter()
         try:
             payload = self.compute(doc)
@@ -105,25 +84,3 @@ class Publisher:
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("timing diagnostics %.3f ms", self.last_ms)
                 log.debug("timing change-to-publish %.3f ms", (time.perf_counter() - since) * 1000)
-            if (self.last_ms >= SETTLE_MS or settle) and self._settle is None:
-                self.settle_soon()
-
-    def settle_later(self, seconds: float) -> None:
-        """Turn the collector back on after ``seconds`` if no publication has done it (nothing opened)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        loop.call_later(seconds, lambda: None if gc.isenabled() else settle())
-
-    def settle_soon(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-
-        def run() -> None:
-            self._settle = None
-            settle()
-
-        self._settle = loop.call_soon(run)

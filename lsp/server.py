@@ -8,7 +8,6 @@ and an empty result returned, so a half-typed file never takes the server down.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from kb import __version__
 from lsp import actions, lookups
-from lsp.diagnostics import Serializer
+from lsp.diagnostics import DiagnosticCache
 from lsp.documents import DocumentStore, is_python
 from lsp.protocol import MsmapProtocol
 from lsp.publisher import Publisher
@@ -27,7 +26,6 @@ from lsp.safety import guarded
 from lsp.settings import ServerSettings, parse_settings, section_of
 
 log = logging.getLogger("lsp.server")
-IDLE_SETTLE = 5.0  # seconds: the collector is back on by then even if no document was opened
 
 
 class MsmapServer(LanguageServer):
@@ -35,33 +33,20 @@ class MsmapServer(LanguageServer):
         super().__init__("msmap", __version__, protocol_cls=MsmapProtocol)
         self.db_path: Optional[Path] = None
         self.settings = ServerSettings()
-        self.serializer = Serializer(self.settings)
+        self.cache = DiagnosticCache(self.settings)
         self.kb: Any = None
         self.catalog: Any = None
         self.engine: Any = None
         self.documents = DocumentStore()
         self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish)
         self._messages: list[str] = []
-        self._early_document: Any = None  # analysed and published by the early start
         self.client_initialized = False  # the client said ``initialized``: messages can be shown at once
 
     # -- set-up --------------------------------------------------------------------
-    def adopt(self, early: Any) -> None:
-        """Take over what the early start built (``lsp.earlystart.Handover``): its knowledge base and
-        engine, its serializer, and the document it analysed and published."""
-        self.protocol.early = early
-        if early.engine is not None:
-            self.kb, self.catalog, self.engine = early.kb, early.engine.catalog, early.engine
-        if early.serializer is not None:
-            self.serializer = early.serializer
-        self._early_document = early.document
-
     def open_kb(self) -> None:
         from kb.analysis import Catalog
         from kb.query import KB
 
-        if self.kb is not None:  # opened by the early start
-            return
         started = time.perf_counter()
         try:
             self.kb = KB.open(db=self.db_path)
@@ -77,8 +62,8 @@ class MsmapServer(LanguageServer):
 
     def configure(self, raw: Any) -> None:
         self.settings, warnings = parse_settings(section_of(raw))
-        if self.serializer.settings != self.settings:  # (equal: keep what it has serialized)
-            self.serializer = Serializer(self.settings)
+        if self.cache.settings != self.settings:  # (equal: keep what it has built)
+            self.cache = DiagnosticCache(self.settings)
         for text in warnings:
             log.warning(text)
         self._messages.extend(warnings)
@@ -114,19 +99,13 @@ class MsmapServer(LanguageServer):
             return None
         return self.engine.analyze(doc)
 
-    def diagnostics_for(self, doc: Any) -> str:
-        """The publishDiagnostics notification of ``doc``, as JSON text."""
+    def diagnostics_for(self, doc: Any) -> list[types.Diagnostic]:
         uses = self.engine.analyze(doc).uses if self.engine is not None else []
-        return self.serializer.publish_json(doc.uri, doc.version, uses)
+        return self.cache.diagnostics(uses, doc.uri)
 
-    def publish(self, doc: Any, message: str) -> None:
-        """Send a notification serialized by ``Serializer`` (ASCII JSON), framed as pygls frames."""
-        writer = self.protocol.writer
-        if writer is None:
-            return
-        result = writer.write(f"Content-Length: {len(message)}\r\n\r\n{message}".encode("ascii"))
-        if inspect.isawaitable(result):
-            asyncio.ensure_future(result)
+    def publish(self, doc: Any, diagnostics: list[types.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics))
 
     def capability(self, dotted: str) -> Any:
         node: Any = self.client_capabilities
@@ -160,7 +139,6 @@ def timed(name: str, started: float) -> None:
 def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options)
     ls.after_response(guarded()(ls.open_kb))  # the KB opens while the client reads the response
-    ls.publisher.settle_later(IDLE_SETTLE)
 
 
 @server.feature(types.INITIALIZED)
@@ -187,11 +165,6 @@ async def did_change_configuration(ls: MsmapServer, params: types.DidChangeConfi
 def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if is_python(item.language_id, item.uri):
-        early, ls._early_document = ls._early_document, None
-        if early is not None and (early.uri, early.version, early.text) == (item.uri, item.version, item.text):
-            ls.documents.adopt(early)  # its diagnostics are out already
-            ls.publisher.settle_soon()
-            return
         ls.documents.open(item.uri, item.text, item.version)
         ls.publisher.schedule(item.uri, delay=0)
 
@@ -210,7 +183,7 @@ def did_change(ls: MsmapServer, params: types.DidChangeTextDocumentParams) -> No
 def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.publisher.cancel(uri)
-    ls.serializer.forget(uri)
+    ls.cache.forget(uri)
     if uri in ls.documents:
         ls.documents.close(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -284,8 +257,6 @@ async def fix_all(ls: MsmapServer, *args: Any) -> int:
     return count if result is not None and result.applied else 0
 
 
-def make_server(db: Optional[str] = None, early: Any = None) -> MsmapServer:
+def make_server(db: Optional[str] = None) -> MsmapServer:
     server.db_path = Path(db) if db else None
-    if early is not None:
-        server.adopt(early)
     return server

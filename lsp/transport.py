@@ -53,24 +53,19 @@ def _pump(fd: int, loop: asyncio.AbstractEventLoop, stream: asyncio.StreamReader
             pass
 
 
-async def _serve(server, stdin: BinaryIO, prefix: bytes) -> None:
+async def _serve(server, stdin: BinaryIO, stop: threading.Event) -> None:
     loop = asyncio.get_running_loop()
     stream = asyncio.StreamReader(limit=1 << 24)
-    if prefix:  # what the early start read: pygls reads it first, as if it had just arrived
-        stream.feed_data(prefix)
     threading.Thread(target=_pump, args=(stdin.fileno(), loop, stream), name="msmap-stdin", daemon=True).start()
-    await run_async(stop_event=server._stop_event, reader=ChunkReader(stream), protocol=server.protocol,
+    await run_async(stop_event=stop, reader=ChunkReader(stream), protocol=server.protocol,
                     logger=log, error_handler=server.report_server_error)
 
 
-def start_stdio(server, stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None,
-                prefix: bytes = b"") -> None:
-    """Serve ``server`` (a pygls ``LanguageServer``) over stdin/stdout until exit; ``prefix``: bytes
-    already read from stdin (by ``lsp.earlystart``)."""
-    server._stop_event = threading.Event()
+def start_stdio(server, stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None) -> None:
+    """Serve ``server`` (a pygls ``LanguageServer``) over stdin/stdout until exit."""
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     try:
-        asyncio.run(_serve(server, stdin or sys.stdin.buffer, prefix))
+        asyncio.run(_serve(server, stdin or sys.stdin.buffer, threading.Event()))
     except BrokenPipeError:
         log.error("connection to the client is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):

@@ -41,7 +41,7 @@ EXPECTED = [
     ((14, 12, 14, 31), W, "context_change",
      "torch.autograd.grad → mindspore.grad: not rewritten automatically"),
     ((15, 15, 15, 21), I, "consistent", "torch.nn.functional.relu → mindspore.ops.relu"),
-    ((15, 15, 15, 39), H, "renamed",
+    ((15, 34, 15, 39), H, "renamed",
      "possibly torch.Tensor.numpy → mindspore.Tensor.asnumpy (receiver type unknown)"),
 ]
 
@@ -222,89 +222,47 @@ async def test_publisher_debounces_a_burst():
     assert sent == [5]
 
 
-async def test_publisher_turns_the_collector_back_on():
-    """``msmap lsp`` starts with the garbage collector off; the first publication (or, with nothing
-    opened, ``settle_later``) settles the heap and turns it back on."""
-    import asyncio
-    import gc
-
-    from lsp.documents import DocumentStore
-    from lsp.publisher import Publisher
-
-    store, sent, uri = DocumentStore(), [], "file:///gc.py"
-    store.open(uri, "x = 1\n", 1)
-    publisher = Publisher(store, compute=lambda d: d.version, send=lambda d, payload: sent.append(payload))
-    try:
-        gc.disable()
-        publisher.schedule(uri, delay=0)
-        await asyncio.sleep(0.05)
-        assert sent == [1] and gc.isenabled()
-        gc.disable()
-        publisher.settle_later(0.01)
-        await asyncio.sleep(0.05)
-        assert gc.isenabled()
-    finally:
-        gc.enable()
-
-
-async def test_publisher_collects_no_garbage_between_a_change_and_its_publication():
-    """The collector is off while a publication is computed and sent, and back on afterwards."""
-    import gc
-
-    from lsp.documents import DocumentStore
-    from lsp.publisher import Publisher
-
-    store, seen, uri = DocumentStore(), [], "file:///gc-off.py"
-    store.open(uri, "x = 1\n", 1)
-    publisher = Publisher(store, compute=lambda d: gc.isenabled(), send=lambda d, payload: seen.append(
-        (payload, gc.isenabled())))
-    try:
-        gc.enable()
-        publisher._run(uri, 1)
-        enabled_after = gc.isenabled()
-    finally:
-        gc.enable()
-    assert seen == [(False, False)]  # (during compute, during send)
-    assert enabled_after
-
-
-# -- the serializer, without a client --------------------------------------------------------
-async def test_serializer_reuses_text_only_where_nothing_changed(fixed_env):
-    """After each edit (typing, a new line, a changed use, a whole new text), the publication is the
-    one a fresh serializer writes, and holds each use's diagnostics at its current range: text kept
-    from the last publication is reused only for a use with the same verdict at the same place."""
-    import json
+# -- the diagnostic cache, without a client -------------------------------------------------
+async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
+    """After each edit (typing, a new line, a changed use, a whole new text), the publication equals
+    what a fresh cache builds, and holds each use's diagnostics at its current range: diagnostics
+    kept from the last publication are reused only for a use with the same verdict at the same place."""
     from pathlib import Path
 
     from kb.analysis import Catalog, Document, Engine
     from kb.query import KB
-    from lsp.diagnostics import Serializer, parts
+    from lsp.diagnostics import DiagnosticCache, parts
     from lsp.settings import ServerSettings
 
-    def expected(uses) -> list[dict]:  # built without the serializer
-        def at(p) -> dict:
-            return {"line": p.line, "character": p.character}
-        return [{"range": {"start": at(u.range.start), "end": at(u.range.end)}, **d} for u in uses
+    def expected(uses) -> list[tuple]:  # built without the cache
+        return [(u.range.start.line, u.range.start.character, u.range.end.line, u.range.end.character,
+                 d["severity"], d["code"], d["message"], d["codeDescription"]["href"]) for u in uses
                 for d in parts(u, settings)]
 
+    def flat(found: list[types.Diagnostic]) -> list[tuple]:
+        return [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
+                 d.severity.value, d.code, d.message, d.code_description.href) for d in found]
+
     engine, settings, uri = Engine(Catalog(KB.open(db=Path(fixed_env["MSMAP_DB"])))), ServerSettings(), "file:///s.py"
-    doc, serializer = Document(SOURCE, uri=uri, version=1), Serializer(settings)
+    doc, cache = Document(SOURCE, uri=uri, version=1), DiagnosticCache(settings)
     edits = [((12, 0), (12, 0), "        z = torch.flatten(x)\n"),  # a new line: later uses move down
              ((9, 28), (9, 28), " "),  # typing after a use on its line
              ((16, 32), (16, 32), " "),  # typing inside a use's range: its end moves
              ((9, 19), (9, 26), "nn.ReLU"),  # a use replaced by another on the same range
              ((0, 0), (0, 0), "# header\n")]  # every use moves
-    published = [serializer.publish_json(uri, 1, engine.analyze(doc).uses)]
+    published = [flat(cache.diagnostics(engine.analyze(doc).uses, uri))]
+    previous = {id(d) for d in cache.diagnostics(engine.analyze(doc).uses, uri)}
     for version, (start, end, text) in enumerate(edits, start=2):
         doc.apply_change(start, end, text, version)
-        uses, kept = engine.analyze(doc).uses, {id(t) for t in serializer._last[uri].values() if t}
-        published.append(serializer.publish_json(uri, version, uses))
-        assert published[-1] == Serializer(settings).publish_json(uri, version, uses)
-        assert json.loads(published[-1])["params"]["diagnostics"] == expected(uses)
-        reused = kept & {id(t) for t in serializer._last[uri].values() if t}
+        uses = engine.analyze(doc).uses
+        found = cache.diagnostics(uses, uri)
+        published.append(flat(found))
+        assert published[-1] == flat(DiagnosticCache(settings).diagnostics(uses, uri)) == expected(uses)
+        reused = previous & {id(d) for d in found}
         assert reused if version < 6 else not reused  # the header line moves every use
+        previous = {id(d) for d in found}
     doc.update("import os\n", 7)
-    assert serializer.publish_json(uri, 7, engine.analyze(doc).uses).endswith('"diagnostics":[]}}')
-    assert len(set(published)) == len(published)
-    serializer.forget(uri)
-    assert serializer._last == {}
+    assert cache.diagnostics(engine.analyze(doc).uses, uri) == []
+    assert published[1] != published[0] and published[5] != published[4]
+    cache.forget(uri)
+    assert cache.diagnostics(uses, uri) == DiagnosticCache(settings).diagnostics(uses, uri)
