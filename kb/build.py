@@ -106,6 +106,7 @@ def _target_row(torch_name: str, seq: int, t: Target, source: str, torch_apis: d
         "ms_signature": ms_api.get("signature"),
         "source": source,
         "template": json.dumps(t.template) if t.template else None,
+        "proof": None,  # filled from recorded rewrite probes (_apply_rewrite_proof)
     }
 
 
@@ -158,7 +159,9 @@ def _caveat_row(c: Caveat, origin: str) -> dict:
     }
 
 
-def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
+def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -> dict[str, int]:
+    """``verdicts=False``: targets keep the ``auto`` their relation and parameters give, without
+    recorded probe verdicts (``msmap probe --rewrites`` probes what the engine would emit then)."""
     torch_apis, ms_apis, ms_versions = _snapshot_index(src.snapshots)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=out.parent)
@@ -180,8 +183,11 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     db["apis"].insert_all(api_rows, pk=("name", "version"), batch_size=5000)
 
     mapping_rows, target_rows, link_rows = [], [], []
-    differs = _probe_differences(src.extra.get("probes") or [], ms_versions[-1] if ms_versions else None)
-    no_kernel = _no_cpu_kernel(src.extra.get("probes") or [], ms_versions[-1] if ms_versions else None)
+    newest = ms_versions[-1] if ms_versions else None
+    probes = [p for p in src.extra.get("probes") or [] if isinstance(p, dict) and p.get("kind") != "rewrite"]
+    differs = _probe_differences(probes, newest) if verdicts else {}
+    proofs = rewrite_proofs(src.extra.get("probes") or [], newest) if verdicts else {}
+    no_kernel = _no_cpu_kernel(probes, newest)
     applies: dict[str, list[str]] = {}
     for cid, c in src.caveats.items():
         for name in c.applies_to:
@@ -191,7 +197,10 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
         for r, (t, s) in zip(rows, targets):
             # A curator's explicit ``auto: true`` stands on the rewrite's own parameter map; an
             # equivalence probe that called MindSpore with other arguments is no evidence against it.
-            if not (s == "curated" and t.auto is True):
+            proof = proofs.get((m.torch, r["family"], r["api"]))
+            if proof is not None:  # the executed rewrite outranks an equivalence probe of other arguments
+                _apply_rewrite_proof(r, proof)
+            elif not (s == "curated" and t.auto is True):
                 _apply_probe_verdict(r, differs.get((m.torch, r["api"])))
             r["no_kernel"] = json.dumps(["CPU"]) if r["api"] in no_kernel else None
         target_rows.extend(rows)
@@ -214,7 +223,7 @@ def write_db(src: Sources, out: Path, fingerprint: str) -> dict[str, int]:
     )
     db["mapping_caveats"].insert_all(link_rows, pk=("torch", "caveat_id"), batch_size=5000)
     for table in ("checks", "probes"):  # recorded verification results (data/checks, data/probes)
-        rows = [r for r in src.extra.get(table, []) if isinstance(r, dict)]
+        rows = [r for r in src.extra.get(table, []) if isinstance(r, dict) and r.get("kind") != "rewrite"]
         if rows:
             db[table].insert_all(rows, alter=True)
     _write_timings(db, [r for r in src.extra.get("timing", []) if isinstance(r, dict)])
@@ -260,6 +269,26 @@ def _no_cpu_kernel(probes: list, ms_version: str | None) -> set[str]:
             elif p.get("result") in ("holds", "differs"):
                 ran.add(p["ms_api"])
     return missing - ran
+
+
+def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str, str, str], dict]:
+    """Rewrite probes (``msmap probe --rewrites``) of the newest snapshotted MindSpore, by
+    (torch, family, MindSpore API)."""
+    return {(p.get("torch"), p.get("family"), p.get("ms_api")): p for p in probes
+            if isinstance(p, dict) and p.get("kind") == "rewrite" and p.get("ms_version") == ms_version}
+
+
+def _apply_rewrite_proof(row: dict, probe: dict) -> None:
+    """The engine's own rewrite, executed next to torch, decides: a failure turns ``auto`` off
+    with the failure as the reason; a pass (or no evidence) leaves ``auto`` as it is."""
+    row["proof"] = json.dumps({k: probe.get(k) for k in ("result", "detail", "passed", "failed", "ms_version",
+                                                          "device")}, ensure_ascii=False)
+    if probe.get("result") == "failed" and row["auto"]:
+        verdict = (f"Rewrite probe (mindspore {probe.get('ms_version')}, {probe.get('device') or 'cpu'}): "
+                   f"{probe.get('detail')}. The rewrite msmap would emit gives other results than torch, "
+                   "so msmap does not apply it automatically.")
+        row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
+        row["auto"] = 0
 
 
 def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:
@@ -327,7 +356,7 @@ def _create_tables(db: sqlite_utils.Database) -> None:
                            "torch_signature": T, "provenance": T, "summary": T}, pk="torch")
     db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
                           "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
-                          "source": T, "no_kernel": T, "template": T}, pk=("torch", "seq"))
+                          "source": T, "no_kernel": T, "template": T, "proof": T}, pk=("torch", "seq"))
     db["caveats"].create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
                           "ms_since": T, "ms_until": T, "torch_since": T, "torch_until": T, "provenance": T,
                           "claims": T, "origin": T}, pk="id")
@@ -367,7 +396,7 @@ def _build_search(db: sqlite_utils.Database, mappings: list[dict], targets: list
     db.execute("CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search, row)")
 
 
-def build(data: Path | None = None, out: Path | None = None) -> dict[str, Any]:
+def build(data: Path | None = None, out: Path | None = None, verdicts: bool = True) -> dict[str, Any]:
     data = data or paths.data_dir()
     out = out or paths.db_path(data)
     if not (data / "curated").is_dir():
@@ -376,7 +405,7 @@ def build(data: Path | None = None, out: Path | None = None) -> dict[str, Any]:
         raise DataError(f"{data}: no curated/ folder: is MSMAP_DATA pointing at msmap's data/?")
     started = time.perf_counter()
     fp = paths.fingerprint(data)
-    counts = write_db(load_sources(data), out, fp)
+    counts = write_db(load_sources(data), out, fp, verdicts=verdicts)
     counts["seconds"] = round(time.perf_counter() - started, 2)
     counts["db"] = str(out)
     return counts

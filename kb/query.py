@@ -166,6 +166,7 @@ class KB:
             "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
             "source": t["source"], "no_kernel": json.loads(t["no_kernel"] or "[]"),
             "template": json.loads(t["template"] or "[]"),
+            "proof": json.loads(t["proof"]) if "proof" in t.keys() and t["proof"] else None,
             **({"checks": self.checks_for(t["api"]) if t["api"] else [],
                 "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else []} if self.results else {}),
         }
@@ -303,5 +304,22 @@ class KB:
         curated = self.conn.execute("SELECT count(*) FROM mappings WHERE source LIKE 'curated%'").fetchone()[0]
         caveats = self.conn.execute("SELECT count(*) FROM caveats").fetchone()[0]
         return {"namespaces": dict(sorted(per.items())), "total": total, "curated": curated, "caveats": caveats,
+                "rewrites": self.rewrite_proofs(),
                 "ms_versions": json.loads(self.meta.get("ms_versions", "[]")),
                 "torch_version": self.meta.get("torch_version")}
+
+    def rewrite_proofs(self) -> dict[str, dict[str, int]]:
+        """Per family: auto targets, how many an executed rewrite probe proves, and rewrite probes that
+        failed (those targets are no longer auto); unprobed = auto targets without a proof."""
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(targets)")}
+        proof = "proof" if "proof" in columns else "NULL"
+        out: dict[str, dict[str, int]] = {}
+        for family, auto, result in self.conn.execute(
+                f"SELECT family, auto, json_extract({proof}, '$.result') FROM targets WHERE api IS NOT NULL"):
+            d = out.setdefault(family, {"auto": 0, "proven": 0, "failed": 0, "unprobed": 0})
+            if auto:
+                d["auto"] += 1
+                d["proven" if result == "proven" else "unprobed"] += 1
+            elif result == "failed":
+                d["failed"] += 1
+        return dict(sorted(out.items()))

@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print every result as JSON")
     parser.add_argument("--generate", action="store_true",
                         help="regenerate DATA/probes/defs/generated-*.yaml from the KB first (needs torch)")
+    parser.add_argument("--rewrites", action="store_true",
+                        help="instead: execute the engine's own rewrite of every auto target in four call styles "
+                             "plus the KB example, next to torch (kb.probes.rewrites; many minutes); with --record "
+                             "writes DATA/probes/rewrites-mindspore-<version>-cpu.jsonl; --only is a substring of "
+                             "the torch name")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from kb.probes.runner import run_probes
 
     data = Path(args.data) if args.data else paths.data_dir()
+    if args.rewrites:
+        return run_rewrites(args, data)
     folder = Path(args.defs) if args.defs else data / "probes" / "defs"
     versions = {"mindspore": installed_version("mindspore"), "torch": installed_version("torch")}
     if versions["mindspore"] is None:
@@ -91,3 +98,34 @@ def render(rows: list[dict], versions: dict, seconds: float) -> str:
         if r["kind"] == "caveat" or r["result"] != "holds":
             lines.append(f"  {r['result']:<13} {r['probe']}: {r['detail']}")
     return "\n".join(lines)
+
+
+def run_rewrites(args: argparse.Namespace, data: Path) -> int:
+    from collections import Counter
+
+    from kb.check.run import installed_version
+    from kb.commands._common import print_json
+    from kb.probes import defs, rewrites
+
+    version = installed_version("mindspore")
+    if version is None or installed_version("torch") is None:
+        sys.stderr.write("msmap probe --rewrites: needs both mindspore and torch installed\n")
+        return 2
+    started = time.perf_counter()
+    rows = rewrites.run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2),
+                                       tick=lambda text: sys.stderr.write(f"msmap probe --rewrites: {text}\n"))
+    if args.record:
+        path = defs.record(rows, rewrites.results_path(data / "probes", version), replace_all=not args.only,
+                           fields=rewrites.RECORD_FIELDS)
+        sys.stderr.write(f"msmap probe --rewrites: recorded {len(rows)} targets in {path}\n")
+    if args.json:
+        print_json({"seconds": round(time.perf_counter() - started, 1), "results": rows})
+        return 0
+    for fam in ("classic", "mint"):
+        counts = Counter(r["result"] for r in rows if r["family"] == fam)
+        print(f"{fam}: {sum(counts.values())} auto targets: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    for r in rows:
+        if r["result"] == "failed":
+            emitted = next((s["emitted"] for s in r["styles"].values() if s["result"] in ("wrong", "crash")), "")
+            print(f"  failed {r['family']:<7} {r['torch']}: {r['detail']}\n      emitted: {emitted}")
+    return 0

@@ -25,4 +25,7 @@ def run(args: argparse.Namespace) -> int:
     t = s["total"]
     print("-" * len(head))
     print(f"{'total':<28}{t['entries']:>9}{t['classic']:>9}{t['mint']:>9}{t['no_equivalent']:>10}")
+    for fam, d in s.get("rewrites", {}).items():
+        print(f"{fam} automatic rewrites: {d['auto']}, proven by an executed rewrite probe: {d['proven']}, "
+              f"unprobed: {d['unprobed']}; turned off by a failed rewrite probe: {d['failed']}")
     return 0

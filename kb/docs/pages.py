@@ -101,6 +101,9 @@ def _target(rec: dict[str, Any], t: dict[str, Any], corpus: Corpus) -> list[str]
            f"**{t['relation']}**: {words.RELATIONS.get(t['relation'], '')}", "",
            f"{links.versions(t.get('ms_versions'))} · "
            + ("auto-convertible" if t.get("auto") else "manual conversion")]
+    proof = _proof_line(t)
+    if proof:
+        out += ["", proof]
     if api:
         sig = t.get("ms_signature")
         out += ["", links.fence(f"{api}{sig}" if sig else f"{api}  # signature not in the MindSpore snapshot")]
@@ -125,6 +128,21 @@ def _target(rec: dict[str, Any], t: dict[str, Any], corpus: Corpus) -> list[str]
     if t.get("provenance"):
         out += ["", "Source: " + "; ".join(cav.provenance_items(t["provenance"]))]
     return out
+
+
+def _proof_line(t: dict[str, Any]) -> str:
+    """Whether the automatic rewrite is proven by an executed rewrite probe (``msmap probe --rewrites``)."""
+    proof = t.get("proof") or {}
+    where = f"mindspore {proof.get('ms_version')}, {proof.get('device') or 'cpu'}"
+    if proof.get("result") == "proven":
+        return (f"Rewrite proven by an executed probe ({where}): the code msmap emits ran next to torch "
+                f"and matched in {links.prose(', '.join(proof.get('passed') or []))} call style(s).")
+    if proof.get("result") == "failed":
+        return f"Rewrite probe failed ({where}): {links.prose(str(proof.get('detail') or ''))}"
+    if t.get("auto"):
+        why = f": {proof['detail']}" if proof.get("detail") else ""
+        return f"Rewrite not proven by an executed probe{links.prose(why)}."
+    return ""
 
 
 def _param_cells(p: dict[str, Any]) -> list[str]:

@@ -67,7 +67,7 @@ def full_rows(results: list[dict], probes: list[dict], versions: dict[str, Any],
     return sorted(rows, key=lambda r: r["probe"])
 
 
-def record(rows: list[dict], path: Path, replace_all: bool) -> Path:
+def record(rows: list[dict], path: Path, replace_all: bool, fields: tuple[str, ...] = RECORD_FIELDS) -> Path:
     """Write rows sorted by probe id; a partial run (``--only``) updates only its own rows."""
     merged: dict[str, dict] = {}
     if path.exists() and not replace_all:
@@ -78,7 +78,7 @@ def record(rows: list[dict], path: Path, replace_all: bool) -> Path:
     merged.update({r["probe"]: r for r in rows})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.stem}.partial"  # never matches the build's *.json* glob
-    tmp.write_text("".join(json.dumps({k: merged[p].get(k) for k in RECORD_FIELDS}, ensure_ascii=False) + "\n"
+    tmp.write_text("".join(json.dumps({k: merged[p].get(k) for k in fields}, ensure_ascii=False) + "\n"
                            for p in sorted(merged)), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -26,10 +26,11 @@ PROBE_SECONDS = 20.0
 _LIVE: set = set()  # worker processes still running (killed if the run is interrupted)
 
 
-def _launch(batch: list[dict], timeout: float) -> tuple[list[dict], Optional[int], bool, str]:
-    """(results received, exit code, timed out?, stderr tail) of one worker process."""
+def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker", python: str = sys.executable
+            ) -> tuple[list[dict], Optional[int], bool, str]:
+    """(results received, exit code, timed out?, stderr tail) of one ``worker`` module process."""
     with tempfile.TemporaryFile(mode="w+") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "kb.probes.worker"], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([python, "-m", worker], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=child_env(), cwd=str(ROOT))
         _LIVE.add(proc)
         timed_out = threading.Event()
@@ -63,10 +64,13 @@ def _launch(batch: list[dict], timeout: float) -> tuple[list[dict], Optional[int
 
 
 def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
-               on_result: Callable[[dict], None] = lambda r: None, startup: float = STARTUP_SECONDS) -> list[dict]:
+               on_result: Callable[[dict], None] = lambda r: None, startup: float = STARTUP_SECONDS,
+               worker: str = "kb.probes.worker", python: str = sys.executable) -> list[dict]:
     """Run every probe; returns one result per probe (any order).
 
     A batch may take ``startup`` seconds plus each probe's ``timeout`` (default PROBE_SECONDS).
+    ``worker`` is the module run as ``python -m`` (the same protocol as ``kb.probes.worker``), under the
+    interpreter ``python`` (the timing probes run MindSpore versions installed in other environments).
     """
     def _budget(batch: list[dict]) -> float:
         return startup + sum(float(p.get("timeout", PROBE_SECONDS)) for p in batch)
@@ -82,7 +86,7 @@ def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
         on_result(r)
 
     def handle(batch: list[dict], single: bool) -> None:
-        got, code, timed_out, tail = _launch(batch, _budget(batch))
+        got, code, timed_out, tail = _launch(batch, _budget(batch), worker, python)
         done = {r["probe"] for r in got}
         for r in got:
             emit(r)
@@ -108,7 +112,7 @@ def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
         with lock:  # the batch crashed or hung: retry what it did not finish, one by one
             queue.extend(([p], True) for p in rest)
 
-    def worker() -> None:
+    def drain() -> None:
         while True:
             with lock:
                 while not queue and busy[0]:
@@ -125,7 +129,7 @@ def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
                     busy[0] -= 1
                     lock.notify_all()
 
-    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, min(jobs, 2)))]
+    threads = [threading.Thread(target=drain, daemon=True) for _ in range(max(1, min(jobs, 2)))]
     try:
         for t in threads:
             t.start()

@@ -1,0 +1,334 @@
+"""Rewrite probes (``msmap probe --rewrites``): the engine's own rewrite of each auto target,
+executed next to torch.
+
+For every KB target that the engine would rewrite automatically by its relation and parameter
+map (the KB built without recorded probe verdicts), a call is generated from the torch
+signature (recipes of ``kb.probes.generate`` for required arguments, literal defaults for
+the others) in four styles (``kb.probes.calls.STYLES``) plus the target's KB example. The
+engine converts each snippet (``convert_cases``), and torch and the emitted code run in
+isolated CPU subprocesses (``execute``). Per target:
+
+- ``proven``   — at least one emitted rewrite ran and matched torch, and none differed;
+- ``failed``   — an emitted rewrite differed (values, shape, dtype) or crashed in MindSpore;
+- ``unprobed`` — no evidence, with why (no inputs could be generated, torch itself fails,
+  the engine left every call for a human, no CPU kernel on this machine ...).
+
+Rows go to data/probes/rewrites-mindspore-<version>-cpu.jsonl (``kind: rewrite``); the build
+attaches them to the targets (``target["proof"]``) and turns a failed auto target off.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from kb.probes.calls import (
+    STYLES,
+    Arg,
+    Case,
+    convert_cases,
+    execute,
+    render_call,
+    snippet,
+)
+from kb.probes.generate import (
+    CLASS_INPUT,
+    INPUT_VARIANTS,
+    LITERALS,
+    SHAPES,
+    SKIP_WORDS,
+    TENSOR_PARAMS,
+)
+
+NAMESPACES = ("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
+KINDS = ("function", "class", "method")
+TORCH_ONLY = {"out", "device", "layout", "pin_memory", "requires_grad", "memory_format", "generator", "_stacklevel",
+              "size_average", "reduce", "_random_samples", "dtype"}
+NAMES = ("x", "y", "z", "u", "v", "w")
+RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
+                 "detail", "passed", "failed", "styles")
+
+
+class Unprobed(Exception):
+    """No call could be generated for the record (the message says why)."""
+
+
+@dataclass
+class Plan:
+    """The generated calls of one target."""
+
+    torch: str
+    family: str
+    api: str
+    cases: list[Case] = field(default_factory=list)
+    why: str = ""  # set when nothing can be probed
+
+
+def _literal(text: Optional[str]) -> bool:
+    try:
+        ast.literal_eval(text or "")
+    except (ValueError, SyntaxError):
+        return False
+    return True
+
+
+def _skip_word(leaf: str) -> Optional[str]:
+    found = next((w for w in SKIP_WORDS if w in leaf), None)
+    if leaf.startswith("_"):
+        return "private name"
+    if found:
+        return f"random, stateful or not a computation ({found!r} in the name): outputs cannot be compared"
+    return None
+
+
+def _tensor_spec(name: str, variant: list) -> dict:
+    shape, dtype, rng = variant
+    return {"shape": SHAPES.get(name, shape), "dtype": dtype, "range": rng}
+
+
+def build_args(params: list, variant: list, receiver: bool = False) -> tuple[list[Arg], dict[str, Any]]:
+    """Arguments (and the tensor inputs they name) for a torch signature's parameter list;
+    ``receiver``: a method's tensor ``x`` comes first."""
+    args: list[Arg] = []
+    inputs: dict[str, Any] = {"x": _tensor_spec("input", variant)} if receiver else {}
+    gap = False  # a parameter was left out: later ones must be passed by keyword
+    for name, kind, default in params:
+        if kind == "VAR_KEYWORD":
+            continue
+        if kind == "VAR_POSITIONAL":
+            if name not in LITERALS:
+                raise Unprobed(f"no recipe for *{name}")
+            values = LITERALS[name] if isinstance(LITERALS[name], list) else [LITERALS[name]]
+            args += [Arg(f"{name}{i}", repr(v), pos_only=True) for i, v in enumerate(values)]
+            gap = True
+            continue
+        if default is None:  # required
+            if name in TENSOR_PARAMS:
+                var = NAMES[len(inputs)] if len(inputs) < len(NAMES) else f"t{len(inputs)}"
+                inputs[var] = _tensor_spec(name, variant)
+                value = var
+            elif name == "tensors":
+                first, second = (NAMES[len(inputs)], NAMES[len(inputs) + 1])
+                inputs[first] = inputs[second] = _tensor_spec("input", variant)
+                value = f"[{first}, {second}]"
+            elif name in LITERALS:
+                value = repr(LITERALS[name])
+            else:
+                raise Unprobed(f"no recipe for the required parameter {name!r}")
+            args.append(Arg(name, value, kw_only=kind == "KEYWORD_ONLY" or gap, pos_only=kind == "POSITIONAL_ONLY"))
+            continue
+        if name in TORCH_ONLY or name.startswith("_") or not _literal(default):
+            gap = True
+            continue
+        args.append(Arg(name, default, kw_only=kind == "KEYWORD_ONLY" or gap, pos_only=kind == "POSITIONAL_ONLY",
+                        default=True))
+    return args, inputs
+
+
+def _class_inputs(leaf: str) -> list[dict[str, Any]]:
+    if leaf.endswith("Loss"):
+        return [{"x": {"shape": [3, 4], "range": [0.05, 0.95]}, "y": {"shape": [3, 4], "range": [0.0, 1.0]}}]
+    suffix = next((s for s in ("1d", "2d", "3d") if leaf.endswith(s)), "")
+    shapes = [CLASS_INPUT[suffix], [2, 3], [2, 3, 4], [2, 3, 6, 6]]
+    return [{"x": {"shape": s}} for s in shapes]
+
+
+def _torch_runs(source: str, inputs: dict[str, Any], layer: bool) -> Optional[str]:
+    """None when the torch snippet runs and gives the same output twice; else why not."""
+    from kb.probes.outputs import compare, to_plain
+    from kb.probes.sides import load_source, make_inputs, torch_output
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = to_plain(torch_output(load_source(source), layer, make_inputs(inputs, 0), 0)[0])
+            second = to_plain(torch_output(load_source(source), layer, make_inputs(inputs, 0), 0)[0])
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    if not compare(first, second, 0, 0)[0]:
+        return "not deterministic"
+    return None
+
+
+def _spelling(torch_name: str) -> str:
+    for prefix, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn.")):
+        if torch_name.startswith(prefix):
+            return short + torch_name[len(prefix):]
+    return torch_name
+
+
+def plan_calls(torch_name: str, kind: str, params: list, example: Optional[dict]) -> tuple[list[Case], str]:
+    """(cases, why nothing could be generated) for one torch API."""
+    leaf = torch_name.rsplit(".", 1)[-1]
+    skip = _skip_word(leaf)
+    layer = kind == "class"
+    if skip and not (layer and "dropout" in leaf.lower()):
+        return [], skip
+    cases: list[Case] = []
+    why = ""
+    variants = [[None, None, None]] if layer else list(INPUT_VARIANTS)
+    for variant in variants:
+        try:
+            args, inputs = build_args(params, variant if not layer else INPUT_VARIANTS[0], kind == "method")
+        except Unprobed as exc:
+            why = str(exc)
+            break
+        input_sets = _class_inputs(leaf) if layer else [inputs]
+        for ins in input_sets:
+            calls = {}
+            for style in STYLES:
+                call = render_call("x." + leaf if kind == "method" else _spelling(torch_name), args, style, seed=3)
+                calls.setdefault(call, style)
+            sources = {style: snippet(call, list(ins), layer) for call, style in calls.items()}
+            first = next(iter(sources.values()))
+            problem = _torch_runs(first, ins, layer)
+            if problem is None:
+                cases = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer)
+                         for style, src in sources.items()]
+                break
+            why = f"torch fails on the generated call: {problem}"
+        if cases:
+            break
+    ex = _example_case(torch_name, example)
+    if ex is not None:
+        cases.append(ex)
+    return cases, ("" if cases else why or "no call could be generated")
+
+
+def _example_case(torch_name: str, example: Optional[dict]) -> Optional[Case]:
+    """The KB example's torch side as a case, its free names given tensor inputs; None if torch fails."""
+    text = (example or {}).get("torch") or ""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    import builtins
+
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"torch", "nn", "F"} - set(dir(builtins)))
+    body = tree.body
+    leaf = (body.func.attr if isinstance(body.func, ast.Attribute) else getattr(body.func, "id", "")) \
+        if isinstance(body, ast.Call) else ""
+    if leaf[:1].isupper():  # a layer: built by the example, applied to generated inputs
+        if names:
+            return None
+        for ins in _class_inputs(leaf):
+            source = snippet(text, [], True)
+            if _torch_runs(source, ins, True) is None:
+                return Case(id=f"{torch_name}/example", source=source, inputs=ins, layer=True)
+        return None
+    inputs: dict[str, Any] = {}
+    for n in names:
+        integer = re.search(r"idx|index|indices|label|target", n)
+        inputs[n] = {"shape": [2, 3, 4], "dtype": "int64", "range": [0, 1]} if integer else {"shape": [2, 3, 4]}
+    source = snippet(text, names, False)
+    if _torch_runs(source, inputs, False) is not None:
+        return None
+    return Case(id=f"{torch_name}/example", source=source, inputs=inputs)
+
+
+def candidates(db: Path) -> list[dict[str, Any]]:
+    """Targets the engine would rewrite automatically by relation and parameters (``db`` is a KB
+    built without probe verdicts), with the torch signature and kind."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    torch_version = conn.execute("SELECT value FROM meta WHERE key='torch_version'").fetchone()
+    rows = conn.execute(
+        "SELECT t.torch, t.family, t.api, t.example, m.kind, m.namespace, a.params FROM targets t "
+        "JOIN mappings m ON m.torch=t.torch LEFT JOIN apis a ON a.name=t.torch AND a.version=? "
+        "WHERE t.auto=1 AND t.api IS NOT NULL ORDER BY t.torch, t.family",
+        (torch_version[0] if torch_version else "",)).fetchall()
+    conn.close()
+    return [{"torch": r["torch"], "family": r["family"], "api": r["api"], "kind": r["kind"],
+             "namespace": r["namespace"], "params": json.loads(r["params"]) if r["params"] else None,
+             "example": json.loads(r["example"]) if r["example"] else None} for r in rows]
+
+
+def _unprobed_reason(c: dict[str, Any]) -> Optional[str]:
+    if c["namespace"] not in NAMESPACES:
+        return f"not a tensor computation ({c['namespace']}): no generated call"
+    if c["kind"] not in KINDS:
+        return f"a {c['kind'] or 'name'}, not a call"
+    if c["params"] is None:
+        return "no recorded torch signature"
+    return None
+
+
+def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
+    """(result, detail, styles passed, styles failed) from executed cases of one target."""
+    passed = [c.id.rsplit("/", 1)[1] for c in cases if c.result == "pass"]
+    bad = [c for c in cases if c.result in ("wrong", "crash")]
+    failed = [c.id.rsplit("/", 1)[1] for c in bad]
+    if bad:
+        first = bad[0]
+        return "failed", f"{first.id.rsplit('/', 1)[1]} call: {first.result}: {first.detail}"[:400], passed, failed
+    if passed:
+        return "proven", f"{len(passed)} of {len(cases)} call styles ran and matched torch", passed, failed
+    reasons = sorted({f"{c.result}: {c.detail}" for c in cases})
+    return "unprobed", ("no executed rewrite: " + "; ".join(reasons))[:400], passed, failed
+
+
+def run_rewrite_probes(data: Path, only: Optional[str] = None, jobs: int = 2,
+                       tick: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
+    """Probe every auto target (or those whose torch name contains ``only``); one row per target."""
+    from kb.analysis.settings import EngineSettings
+    from kb.build import build
+    from kb.check.run import installed_version
+
+    versions = {"mindspore": installed_version("mindspore"), "torch": installed_version("torch")}
+    with tempfile.TemporaryDirectory(prefix="msmap-rewrites-") as tmp:
+        db = Path(tmp) / "kb-without-verdicts.sqlite"
+        build(data, db, verdicts=False)
+        cands = [c for c in candidates(db) if not only or only in c["torch"]]
+        tick(f"{len(cands)} auto targets")
+        plans: list[Plan] = []
+        cache: dict[str, tuple[list[Case], str]] = {}
+        for c in cands:
+            plan = Plan(c["torch"], c["family"], c["api"])
+            plan.why = _unprobed_reason(c) or ""
+            if not plan.why:
+                if c["torch"] not in cache:
+                    cache[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
+                made, plan.why = cache[c["torch"]]
+                plan.cases = [Case(id=k.id, source=k.source, inputs=k.inputs, layer=k.layer) for k in made]
+            plans.append(plan)
+        tick(f"{sum(bool(p.cases) for p in plans)} targets with generated calls")
+        everything = []
+        for family in ("classic", "mint"):
+            cases = [k for p in plans if p.family == family for k in p.cases]
+            # the engine's default device: the target's own rewrite (with --device CPU a mint op
+            # without a CPU kernel is replaced by another API, which would prove something else)
+            convert_cases(cases, Path(tmp) / family, family, db, device=EngineSettings().device)
+            everything += cases
+        execute(everything, jobs=jobs)
+        tick(f"{len(everything)} calls executed")
+    return [_row(p, versions) for p in plans]
+
+
+def _row(plan: Plan, versions: dict[str, Any]) -> dict[str, Any]:
+    styles = {}
+    for c in plan.cases:
+        styles[c.id.rsplit("/", 1)[1]] = {"result": c.result, "detail": c.detail[:300],
+                                          "torch": _body(c.source), "emitted": _body(c.converted)}
+    if plan.cases:
+        result, detail, passed, failed = verdict(plan.cases)
+    else:
+        result, detail, passed, failed = "unprobed", plan.why, [], []
+    return {"probe": f"rewrite/{plan.family}/{plan.torch}", "kind": "rewrite", "torch": plan.torch,
+            "family": plan.family, "ms_api": plan.api, "ms_version": versions["mindspore"],
+            "torch_version": versions["torch"], "device": "cpu", "result": result, "detail": detail,
+            "passed": passed, "failed": failed, "styles": styles}
+
+
+def _body(source: str) -> str:
+    return " / ".join(ln.strip() for ln in source.splitlines() if ln.startswith("    "))[:300]
+
+
+def results_path(folder: Path, ms_version: str) -> Path:
+    return folder / f"rewrites-mindspore-{ms_version}-cpu.jsonl"
