@@ -154,12 +154,14 @@ def _rule_value(text: Optional[str], rule: dict[str, Any]) -> str:
 
 
 def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], source: bytes,
-                   skip: int = 0) -> list[TextEdit]:
+                   skip: int = 0, exact: bool = False) -> list[TextEdit]:
     """Edits that turn the torch call's arguments into the MindSpore target's.
 
     ``skip``: leading arguments that are not the callee's (``partial(nn.BatchNorm2d, eps=1e-3)``
-    passes the class first); the callee's arguments are the rest.
+    passes the class first); the callee's arguments are the rest. ``exact``: values that are not
+    literals get the full transform, not the rule's ``symbolic`` shortcut (adapters.py).
     """
+    value = (lambda text, rule: _value(text, rule.get("transform"))) if exact else _rule_value
     maps = _maps(target)
     node = call.child_by_field_name("arguments")
     if not maps and node is not None and node.type == "generator_expression" and not node.has_error:
@@ -209,7 +211,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
             continue
         ms_name = rule.get("ms") or name
         final.append(ms_name)
-        new_value = _rule_value(arg.value, rule) if kind == "transformed" else None
+        new_value = value(arg.value, rule) if kind == "transformed" else None
         keeps = in_place and (
             ms_order[number] == ms_name if ms_order is not None and number < len(ms_order)
             else ms_order is None and kind == "same" and ms_name == name
@@ -241,10 +243,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         if ms_name != arg.keyword:
             edits.append(TextEdit(arg.name_start, arg.name_end, ms_name))
         if kind == "transformed":
-            new_value = _rule_value(arg.value, rule)
+            new_value = value(arg.value, rule)
             if new_value != arg.value:
                 edits.append(TextEdit(arg.value_start, arg.value_end, new_value))
-    extra = _defaults(by_torch, passed, final) + _added(added, by_torch, passed, final)
+    extra = _defaults(by_torch, passed, final) + _added(added, by_torch, passed, final, value)
     duplicates = {n for n in final if final.count(n) > 1}
     if duplicates:
         raise Blocked(f"two arguments would both become {sorted(duplicates)[0]!r}")
@@ -288,7 +290,8 @@ def _defaults(by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str
     return extra
 
 
-def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str]) -> list[str]:
+def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str],
+           value: Any = None) -> list[str]:
     """MindSpore-only parameters whose value the data derives (e.g. ``pad_mode='pad'``)."""
     extra = []
     for rule in added:
@@ -302,10 +305,10 @@ def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg],
                 value_text = passed[source_name].value
             else:
                 value_text = rule.get("torch_default") or by_torch.get(source_name, {}).get("torch_default")
-        value = _rule_value(value_text, rule)
-        if same_value(literal(value), literal(rule.get("ms_default"))):
+        text = (value or _rule_value)(value_text, rule)
+        if same_value(literal(text), literal(rule.get("ms_default"))):
             continue
-        extra.append(f"{ms_name}={value}")
+        extra.append(f"{ms_name}={text}")
         final.append(ms_name)
     return extra
 
@@ -335,8 +338,8 @@ def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_w
     ms_positional = ms_sig.positional
     for index, name in enumerate(torch_sig.positional):
         rule = by_torch.get(name, {"kind": "same"})
-        if rule.get("kind") in ("dropped", "unsupported"):
-            break
+        if rule.get("kind") in ("dropped", "unsupported") or (name not in by_torch and name not in ms_sig.names):
+            break  # from here on torch's parameters have no MindSpore place: nobody passes them by position
         ms_name = rule.get("ms") or name
         if index >= len(ms_positional) or ms_positional[index] != ms_name:
             return f"positional parameter {index + 1} ({name!r}) is {ms_name!r} at another place in MindSpore"

@@ -11,6 +11,7 @@ Analysis is cheap enough to redo on every edit: parsing is incremental
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Any, Callable, Optional, Union
 
@@ -23,7 +24,7 @@ from kb.analysis.incremental import environment, reanalyze
 from kb.analysis.narrowing import branch_renames
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.rewrite import (
-    bare_call, behaviour_note, in_type_context, is_auto, method_renames, partial_call, plan, unverified_consistent,
+    bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
 )
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
@@ -122,12 +123,19 @@ class Analysis:
             return None
         uses = [u for u in self.uses if use.group is not None and u.group == use.group] or [use]
         edits = list(use.edits)
-        if self.alias_edit is not None and any(e.new_text.startswith(self.alias + ".") or
-                                               e.new_text == self.alias for e in edits):
+        if self.needs_alias(edits):
             edits.append(self.alias_edit)
         lines = self.lines
         return Fix(use.title, [lines.edit(e) for e in edits], uses, safe=not use.guess,
                    changes_behaviour=use.behaviour is not None)
+
+    def needs_alias(self, edits: list[TextEdit]) -> bool:
+        """Whether ``edits`` write MindSpore's alias (``ms.nn.Dense``, a template's ``ms.ops.relu(x)``,
+        an adapter's body) into a file that does not import it yet."""
+        if self.alias_edit is None:
+            return False
+        pattern = re.compile(rf"(?<![\w.]){re.escape(self.alias)}\b(?!\s*=)")
+        return any(pattern.search(e.new_text) for e in edits)
 
     def fixes(self) -> list[Fix]:
         """One fix per distinct edit set (a class migration is one fix for all its uses)."""
@@ -367,9 +375,10 @@ class Engine:
             return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node
         key = None
-        bound = site.kind == "attribute" and partial_call(site.node) is not None  # plan reads the partial's args
-        # plans read from outside the anchor are not cached: a partial's arguments, a removed construct
-        if not renames and anchor is not None and site.kind not in ("class_base", "method_def") and not bound \
+        # Plans that read or write outside the anchor are not cached: a reference's (a partial's
+        # arguments, a torch-signature adapter defined once per file), a removed construct's.
+        reference = site.kind == "attribute" and not as_type
+        if not renames and anchor is not None and site.kind not in ("class_base", "method_def") and not reference \
                 and not removes:
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
             key = (site.kind, as_type, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,

@@ -226,9 +226,7 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
             if key not in seen:
                 seen.add(key)
                 unique.append(edit)
-        if analysis.alias_edit is not None and any(
-            e.new_text == analysis.alias or e.new_text.startswith(analysis.alias + ".") for e in unique
-        ):
+        if analysis.needs_alias(unique):
             unique.append(analysis.alias_edit)
         return unique
 

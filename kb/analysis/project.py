@@ -87,7 +87,7 @@ def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
         dirs[:] = sorted(
             d for d in dirs
             if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".py")
-            and not (here / d / "pyvenv.cfg").exists()
+            and not os.path.exists(here / d / "pyvenv.cfg")  # False, not an error, when unreadable
             and not excluded(here / d, root, patterns)
         )
         for name in sorted(files):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from kb.analysis.adapters import adapter, adapter_name, insertion
 from kb.analysis.arguments import Blocked, plan_arguments, reference_blocker, transformed_params
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
@@ -155,14 +156,18 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     if site.kind == "call" and site.call is not None:
         edits += plan_arguments(site.call, site.record, target, source)
     elif bound is not None:  # partial(nn.BatchNorm2d, eps=1e-3): the partial's arguments are the call's
-        edits += plan_arguments(bound, site.record, target, source, skip=1)
-        why = reference_blocker(site.record, target, defaults_written=True)
-        if why is not None:
-            raise Blocked(f"bound with functools.partial: {why}")
+        try:
+            mapped = plan_arguments(bound, site.record, target, source, skip=1)
+            why = reference_blocker(site.record, target, defaults_written=True)
+            if why is not None:
+                raise Blocked(f"bound with functools.partial: {why}")
+            edits += mapped
+        except Blocked as blocked:  # partial(ms_Conv2d, kernel_size=3, bias=False): torch's names stay
+            edits = _adapter_edits(site, choice, alias, source, blocked)
     elif _params_change(target) and not in_type_context(site.node):
         why = reference_blocker(site.record, target)
         if why is not None:
-            raise Blocked(f"referenced without a call: {why}")
+            edits = _adapter_edits(site, choice, alias, source, Blocked(f"referenced without a call: {why}"))
         passed_later = transformed_params(target)
         if passed_later:
             note = f"a later call through this name must not pass {', '.join(passed_later)} (its value is transformed)"
@@ -170,6 +175,20 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     if not edits:  # the torch code is already the MindSpore code (``self.register_buffer(...)``)
         return Rewrite("", [], behaviour)
     return Rewrite(_title(action, choice, behaviour), edits, behaviour)
+
+
+def _adapter_edits(site: Site, choice: TargetChoice, alias: str, source: bytes, why: Blocked) -> list[TextEdit]:
+    """The reference renamed to a torch-signature adapter, defined once in the file (adapters.py)."""
+    try:
+        definition = adapter(site.record, choice.target, alias, spelled(str(choice.api), alias))
+    except Blocked as blocked:
+        raise Blocked(f"{why}; {blocked}") from None
+    name = adapter_name(str(choice.api))
+    root = site.node
+    while root.parent is not None:
+        root = root.parent
+    added = insertion(root, source, name, definition)
+    return [TextEdit(site.node.start_byte, site.node.end_byte, name)] + ([added] if added is not None else [])
 
 
 TYPE_TESTS = (b"isinstance", b"issubclass")

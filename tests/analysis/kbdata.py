@@ -106,6 +106,9 @@ RECORDS = [
         ], sig="(vocab_size, embedding_size, use_one_hot=False, embedding_table='normal', dtype=None, "
                "padding_idx=None)"),
     ], kind="class", sig="(num_embeddings, embedding_dim, padding_idx=None)"),
+    record("torch.nn.Bilinear", [
+        target("mindspore.nn.BiDense", "param_names_differ", params=[param("in1_features", "in1_channels", "renamed")]),
+    ], kind="class"),  # no torch signature recorded: no adapter can take its parameters
     consistent("torch.nn.ReLU", "mindspore.nn.ReLU", kind="class", mint="mindspore.mint.nn.ReLU", sig="()"),
     consistent("torch.nn.Flatten", "mindspore.nn.Flatten", kind="class", sig="(start_dim=1, end_dim=-1)"),
     consistent("torch.nn.MaxPool2d", "mindspore.nn.MaxPool2d", kind="class"),

@@ -77,6 +77,32 @@ def test_no_false_positives(classic, src):
     assert classic.analyze(src).uses == [] and converted(classic, src) == src
 
 
+@pytest.mark.parametrize("src, expected", [
+    pytest.param("import torch\n\nclass M(torch.nn.Module):\n    @torch.no_grad()\n    def f(self):\n"
+                 "        with torch.no_grad():\n            y = 1\n            z = 2\n        return y\n",
+                 "import mindspore as ms\n\nclass M(ms.nn.Cell):\n    def f(self):\n"
+                 "        y = 1\n        z = 2\n        return y\n", id="no-grad-decorator-and-with-removed"),
+    pytest.param("import torch\nwith open(p) as f, torch.no_grad():\n    y = 1\n",
+                 "with open(p) as f:\n    y = 1\n", id="no-grad-item-removed"),
+    pytest.param("import torch\nif torch.jit.is_scripting():\n    y = 1\n", "if False:\n    y = 1\n",
+                 id="is-scripting-is-false"),
+    pytest.param("import torch\nimport torch.nn as nn\nB = nn.Sigmoid()\nx = torch.zeros(2, 3)\ny = x.size(1)\n",
+                 "import mindspore as ms\nB = ms.nn.Sigmoid()\nx = ms.ops.zeros((2, 3))\ny = x.size(1)\n",
+                 id="size-kept-where-x-is-not-known-to-be-a-tensor"),
+])
+def test_templates_and_removals(classic, src, expected):
+    assert converted(classic, src) == expected
+    assert converted(classic, expected) == expected  # converting again changes nothing
+
+
+@pytest.mark.parametrize("src", [
+    pytest.param("with open(p) as f:\n    y = 1\n", id="unrelated-with"),
+    pytest.param("@functools.lru_cache()\ndef f():\n    pass\n", id="unrelated-decorator"),
+])
+def test_removals_touch_nothing_else(classic, src):
+    assert converted(classic, src) == src
+
+
 def test_every_record_converts_to_valid_python(real_kb, classic):
     """One call per KB record, through the whole pipeline: never raises, always parses."""
     names = sorted(n for n in real_kb.torch_names if n.startswith("torch."))  # reachable through `import torch`

@@ -82,6 +82,24 @@ def fixed(engine, src: str) -> str:
                  "import mindspore as ms\nm = ms.nn.Dense(2, 3,)\n", id="dropped-trailing-comma"),
     pytest.param("import torch.nn as nn\nm = nn.Linear(device=d, in_features=2, out_features=3)\n",
                  "import mindspore as ms\nm = ms.nn.Dense(in_channels=2, out_channels=3)\n", id="dropped-first"),
+    pytest.param("import torch.nn as nn\nnorm = nn.BatchNorm2d\n",
+                 "import mindspore as ms\nnorm = ms.nn.BatchNorm2d\n", id="reference-same-defaults-renamed"),
+    pytest.param("from functools import partial\nimport torch.nn as nn\nn = partial(nn.BatchNorm2d, momentum=0.01)\n",
+                 "from functools import partial\nimport mindspore as ms\nn = partial(ms.nn.BatchNorm2d, momentum=0.99)\n",
+                 id="partial-arguments-mapped"),
+    pytest.param("import torch.nn as nn\n\nconv = nn.Conv2d\n",
+                 "import mindspore as ms\n\n\ndef ms_Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, "
+                 "dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):\n"
+                 "    \"\"\"torch.nn.Conv2d's parameters, building mindspore.nn.Conv2d (written by msmap convert).\"\"\"\n"
+                 "    if padding_mode != 'zeros':\n"
+                 "        raise NotImplementedError('padding_mode is not supported by ms.nn.Conv2d in this conversion')\n"
+                 "    if device is not None:\n"
+                 "        raise NotImplementedError('device is not supported by ms.nn.Conv2d in this conversion')\n"
+                 "    if dtype is not None:\n"
+                 "        raise NotImplementedError('dtype is not supported by ms.nn.Conv2d in this conversion')\n"
+                 "    return ms.nn.Conv2d(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, "
+                 "stride=stride, padding=padding, dilation=dilation, group=groups, has_bias=bias, pad_mode='pad')\n"
+                 "\nconv = ms_Conv2d\n", id="reference-gets-a-torch-signature-adapter"),
 ])
 def test_fix(engine, src, expected):
     assert fixed(engine, src) == expected
@@ -94,7 +112,7 @@ def test_fix(engine, src, expected):
     pytest.param("from mymodule import nn\nm = nn.Linear(2, 3)\n", id="nn-from-mymodule"),
     pytest.param("import torch.nn as nn\nm = nn.Linear(2, 3, dtype=half)\n", id="unsupported-param-used"),
     pytest.param("import torch.nn as nn\nm = nn.Linear(*dims)\n", id="star-args-with-renames"),
-    pytest.param("import torch.nn as nn\nmake(nn.Linear)\n", id="class-passed-without-call"),
+    pytest.param("import torch.nn as nn\nmake(nn.Bilinear)\n", id="class-passed-without-call-no-signature"),
     pytest.param("import torch.nn as nn\nm = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n", id="conv-padding-mode"),
     pytest.param("import torch\nx = torch.no_grad()\n", id="no-equivalent"),
     pytest.param("import torch.nn.functional as F\ny = F.dropout(x, 0.1)\n", id="context-change"),
@@ -149,7 +167,7 @@ def test_fallback_is_marked(mint_engine):
     pytest.param("import torch.nn as nn\nm = nn.Linear(2, 3, dtype=half)\n", "'dtype' has no MindSpore equivalent",
                  id="unsupported"),
     pytest.param("import torch.nn as nn\nm = nn.Linear(*dims)\n", "unpacks *args", id="star-args"),
-    pytest.param("import torch.nn as nn\nmake(nn.Linear)\n", "without a call", id="no-call"),
+    pytest.param("import torch.nn as nn\nmake(nn.Bilinear)\n", "without a call", id="no-call"),
     pytest.param("import torch\nx = torch.no_grad()\n", "no MindSpore equivalent: Gradients", id="no-equivalent"),
     pytest.param("import torch.nn.functional as F\nF.dropout(x)\n", "context change: The training flag", id="context"),
     pytest.param("import torch\ny = torch.new_api(3)\n", "no MindSpore 2.10.0 target", id="version"),

@@ -1,0 +1,107 @@
+"""Torch-signature adapters: a MindSpore layer class passed around as a value.
+
+Model code often hands a layer class to other code that calls it later with torch's
+arguments: ``norm_layer = nn.BatchNorm2d``, ``conv_layer=nn.Conv2d``,
+``partial(nn.LayerNorm, eps=1e-6)``. Where a plain rename would change what those later
+calls mean (torch's defaults differ, parameters are renamed or sit at other positions),
+the reference becomes an adapter function written once into the converted file::
+
+    def ms_Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                  bias=True, padding_mode='zeros', device=None, dtype=None):
+        \"\"\"torch.nn.Conv2d's parameters, building mindspore.nn.Conv2d (written by msmap convert).\"\"\"
+        if padding_mode != 'zeros':
+            raise NotImplementedError(...)
+        return ms.nn.Conv2d(in_channels=in_channels, ..., group=groups, has_bias=bias, pad_mode=...)
+
+It takes torch's parameters with torch's defaults and builds the MindSpore layer through
+the same parameter map as a call would (``plan_arguments``, with the exact transforms,
+since every value is a variable). A parameter MindSpore cannot honour raises
+``NotImplementedError`` when a caller gives it a value other than torch's default; so does
+one whose torch default is ``None`` where MindSpore's default is a value (``dtype``).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kb.analysis.arguments import Blocked, plan_arguments
+from kb.analysis.text import TextEdit, apply_edits
+from kb.analysis.transforms import MISSING, literal, parse_signature
+
+PREFIX = "ms_"
+DROPPING = ("dropped", "unsupported")
+
+
+def adapter_name(api: str) -> str:
+    """``mindspore.nn.Conv2d`` -> ``ms_Conv2d``; ``mindspore.mint.nn.Linear`` -> ``mint_Linear``."""
+    return ("mint_" if ".mint." in f".{api}." else PREFIX) + api.rsplit(".", 1)[-1]
+
+
+def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_api: str) -> str:
+    """The adapter's definition (Python source, ending with a newline); ``Blocked`` when the torch
+    signature cannot be written in MindSpore code (``*args``, a default that is not a literal)."""
+    from kb.analysis.document import Document
+
+    signature = parse_signature(record.get("torch_signature"))
+    if signature is None:
+        raise Blocked("torch's signature is unknown, so no adapter can take its parameters")
+    rules = {m["torch"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("torch")
+             and m.get("kind") != "added"}
+    ms_signature = parse_signature(target.get("ms_signature"))
+    ms_names = ms_signature.names if ms_signature is not None else None
+    header, guards, passed = [], [], []
+    for param in signature.parameters:
+        if param.kind not in ("positional", "keyword_only"):
+            raise Blocked(f"torch's signature has *{param.name}, which an adapter cannot pass on")
+        default = param.default
+        if default is not None and literal(default) is MISSING:
+            raise Blocked(f"torch's default {param.name}={default} is not a plain value")
+        if param.kind == "keyword_only" and not any(h == "*" for h in header):
+            header.append("*")
+        header.append(param.name if default is None else f"{param.name}={default}")
+        rule = rules.get(param.name, {})
+        kind = rule.get("kind", "same")
+        if not rule and ms_names is not None and param.name not in ms_names:
+            kind = "unsupported"  # no rule and no MindSpore parameter of that name
+        differs = f"{param.name} is not None" if default == "None" else f"{param.name} != {default}"
+        if kind in DROPPING:
+            if kind == "unsupported" and default is not None:
+                guards.append(_guard(differs, param.name, spelled_api))
+            continue
+        if default == "None" and rule.get("ms_default") not in (None, "None"):
+            # None means "torch decides"; MindSpore's own default is a value: keep it, refuse others
+            guards.append(_guard(differs, param.name, spelled_api))
+            continue
+        passed.append(param.name)
+    call = f"{spelled_api}({', '.join(f'{n}={n}' for n in passed)})"
+    document = Document(call)
+    node = document.tree.root_node.named_children[0].named_children[0]
+    edits = plan_arguments(node, record, target, document.source, exact=True)
+    built = apply_edits(document.source, edits).decode("utf-8")
+    name = adapter_name(str(target.get("api")))
+    doc = f'"""{record.get("torch")}\'s parameters, building {target.get("api")} (written by msmap convert)."""'
+    body = [doc] + guards + [f"return {built}"]
+    return f"def {name}({', '.join(header)}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def _guard(condition: str, name: str, api: str) -> str:
+    message = f"{name} is not supported by {api} in this conversion"
+    return f"if {condition}:\n        raise NotImplementedError({message!r})"
+
+
+def insertion(root: Any, source: bytes, name: str, definition: str) -> Optional[TextEdit]:
+    """The edit adding ``definition`` after the module's leading imports; None when the file
+    defines ``name`` already (an earlier pass of fix-all wrote it)."""
+    if f"def {name}(".encode() in source:
+        return None
+    offset = 0
+    for child in root.named_children:
+        if child.type in ("import_statement", "import_from_statement", "future_import_statement"):
+            offset = child.end_byte
+        elif child.type == "comment" or (child.type == "expression_statement" and offset == 0
+                                         and child.named_children and child.named_children[0].type == "string"):
+            offset = child.end_byte if offset == 0 else offset
+        else:
+            break
+    line_end = source.find(b"\n", offset)
+    offset = len(source) if line_end < 0 else line_end + 1
+    return TextEdit(offset, offset, "\n\n" + definition)
