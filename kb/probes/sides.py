@@ -24,8 +24,8 @@ from typing import Any
 
 from kb.probes.worker import NO_KERNEL_RE, STOP_AFTER_MS_ERROR, _first_line
 
-PARAM_ALIASES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean",
-                 "moving_variance": "running_var", "embedding_table": "weight"}
+PARAM_ALIASES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean", "mean": "running_mean",
+                 "moving_variance": "running_var", "variance": "running_var", "embedding_table": "weight"}
 
 
 def make_inputs(specs: dict[str, Any], seed: int) -> list[Any]:
@@ -91,22 +91,24 @@ def _torch_side(job: dict, arrays: list[Any]) -> tuple[Any, Any]:
 def copy_state(cell: Any, state: dict[str, Any]) -> str:
     """Put torch's state into the cell's parameters; '' when done, else why not.
 
-    kb.weights.map_weights when it is installed; otherwise names (with MindSpore's
-    aliases such as gamma -> weight), then the order of same-shaped parameters.
+    kb.weights.map_weights when it fills every parameter; otherwise names (with MindSpore's
+    aliases such as gamma -> weight), then the order of the parameters, only when no two share
+    a shape (same-shaped ones could be swapped silently).
     """
     import mindspore
+    import numpy as np
 
     params = list(cell.get_parameters())
     if not params:
         return ""
     values: dict[str, Any] = {}
     try:
-        from kb.weights import map_weights  # type: ignore[import-not-found]
-    except ImportError:
-        map_weights = None
-    if map_weights is not None:
+        from kb.weights import map_weights
+
         wm = map_weights(state, {p.name: (tuple(p.shape), str(p.dtype)) for p in params})
-        values = dict(wm.values)
+        values = {k: v for k, v in wm.values.items() if not wm.conflicts}
+    except Exception:  # no weight rules at hand: the fallbacks below
+        values = {}
     if len(values) != len(params):
         values = {}
         for p in params:
@@ -115,15 +117,16 @@ def copy_state(cell: Any, state: dict[str, Any]) -> str:
                 if key in state and tuple(state[key].shape) == tuple(p.shape):
                     values[p.name] = state[key]
                     break
-    if len(values) != len(params):
+    shapes = [tuple(p.shape) for p in params]
+    if len(values) != len(params) and len(set(shapes)) == len(shapes):  # by order only when no shape repeats
         floats = [v for v in state.values() if v.dtype.kind == "f"]
-        if len(floats) == len(params) and all(tuple(v.shape) == tuple(p.shape) for v, p in zip(floats, params)):
+        if len(floats) == len(params) and all(tuple(v.shape) == s for v, s in zip(floats, shapes)):
             values = {p.name: v for p, v in zip(params, floats)}
     if len(values) != len(params):
         return (f"cannot map torch state {[(k, tuple(v.shape)) for k, v in state.items()]} onto mindspore "
                 f"parameters {[(p.name, tuple(p.shape)) for p in params]}")
     for p in params:
-        p.set_data(mindspore.Tensor(values[p.name].astype(mindspore.dtype_to_nptype(p.dtype))))
+        p.set_data(mindspore.Tensor(np.asarray(values[p.name]).astype(p.asnumpy().dtype)))
     return ""
 
 

@@ -89,6 +89,10 @@ def test_proven_rewrite_replaces_an_equivalence_probe_verdict(small_data, tmp_pa
     without = KB.open(db=tmp_path / "a.sqlite", data=small_data)
     assert _linear(without, "classic")["auto"] is False  # the old verdict alone blocks it
     (small_data / "probes" / "rewrites-mindspore-2.10.0-cpu.jsonl").write_text(
+        json.dumps(_rewrite_row("unprobed", "no executed rewrite: no_cpu_kernel")) + "\n")
+    unprobed = _linear(KB.open(db=tmp_path / "u.sqlite", data=small_data), "classic")
+    assert unprobed["auto"] is False and unprobed["proof"]["result"] == "unprobed"  # no evidence: old verdict stays
+    (small_data / "probes" / "rewrites-mindspore-2.10.0-cpu.jsonl").write_text(
         json.dumps(_rewrite_row("proven", "1 of 1 call styles ran and matched torch")) + "\n")
     kb = KB.open(db=tmp_path / "b.sqlite", data=small_data)
     t = _linear(kb, "classic")
