@@ -198,8 +198,10 @@ def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -
             # A curator's explicit ``auto: true`` stands on the rewrite's own parameter map; an
             # equivalence probe that called MindSpore with other arguments is no evidence against it.
             proof = proofs.get((m.torch, r["family"], r["api"]))
-            if proof is not None:  # the executed rewrite outranks an equivalence probe of other arguments
+            if proof is not None:
                 _apply_rewrite_proof(r, proof)
+            if proof is not None and proof.get("result") in ("proven", "failed"):
+                pass  # the executed rewrite outranks an equivalence probe that called other code
             elif not (s == "curated" and t.auto is True):
                 _apply_probe_verdict(r, differs.get((m.torch, r["api"])))
             r["no_kernel"] = json.dumps(["CPU"]) if r["api"] in no_kernel else None
