@@ -1,0 +1,152 @@
+"""MSAdapter beside msmap: run a corpus case's UNCONVERTED source under MSAdapter's stand-in
+``torch`` package and compare it with real torch (used by ``bench_models.py --msadapter``).
+
+MSAdapter (PyPI ``msadapter`` 0.5.0b1) installs a package named ``torch``, so it lives in its own
+virtual environment, created on first use at $MSADAPTER_VENV (default /tmp/msadapter-venv):
+mindspore 2.10.0 and numpy<2, then msadapter without its pinned dependencies, plus the three
+it needs at run time.  The child loads real torch's state dict (same names) with
+``load_state_dict`` and runs the case's inputs; stages: import, init, weights, forward, mismatch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+VENV = Path(os.environ.get("MSADAPTER_VENV", "/tmp/msadapter-venv"))
+PY = VENV / "bin" / "python"
+STAGES = ["import", "init", "weights", "forward", "mismatch"]
+TIMEOUT = 300
+
+
+def ensure_venv() -> str | None:
+    """Create the venv once; None when ready, else why it could not be made."""
+    marker = VENV / ".msadapter-ready"
+    if marker.exists():
+        return None
+    steps = [[sys.executable, "-m", "venv", str(VENV)],
+             [str(PY), "-m", "pip", "install", "-q", "mindspore==2.10.0", "numpy<2"],
+             [str(PY), "-m", "pip", "install", "-q", "--no-deps", "msadapter==0.5.0b1"],
+             [str(PY), "-m", "pip", "install", "-q", "requests", "typing_extensions", "ml-dtypes<0.6", "numpy<2"]]
+    for cmd in steps:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        except subprocess.TimeoutExpired:
+            return f"{' '.join(cmd[:5])}: timeout"
+        if proc.returncode:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+            return f"{' '.join(cmd[:5])}: {tail[0] if tail else proc.returncode}"
+    marker.write_text("ok\n")
+    return None
+
+
+def run_case(torch_args: dict, torch_side: dict, work: Path) -> dict:
+    """Stage reached by the unconverted case under MSAdapter, with the first error."""
+    if not torch_side.get("ok"):
+        return {"stage": "weights", "error": f"torch side failed: {torch_side.get('error')}"}
+    why = ensure_venv()
+    if why:
+        return {"stage": "import", "error": f"MSAdapter venv not available: {why}"}
+    progress = work / "msadapter.jsonl"
+    progress.unlink(missing_ok=True)
+    args = {**torch_args, "progress": str(progress), "torch_outputs": torch_side["outputs"]}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.setdefault("GLOG_v", "3")
+    crash = None
+    try:
+        proc = subprocess.run([str(PY), __file__, "--child", json.dumps(args)], capture_output=True, text=True,
+                              timeout=TIMEOUT, env=env, cwd=str(work))
+        if proc.returncode:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+            crash = f"child exited {proc.returncode}: {tail[0] if tail else ''}"
+    except subprocess.TimeoutExpired:
+        crash = f"timeout after {TIMEOUT}s"
+    steps = [json.loads(line) for line in progress.read_text().splitlines()] if progress.exists() else []
+    bad = next((s for s in steps if not s["ok"]), None)
+    if bad:
+        return {"stage": bad["stage"], "error": bad["error"]}
+    if len(steps) < len(STAGES):
+        return {"stage": STAGES[len(steps)], "error": crash or "child stopped without a result"}
+    return {"stage": "PASS", "error": None, "max_abs_diff": steps[-1].get("max_abs_diff")}
+
+
+def _flatten(out, path="out"):
+    if isinstance(out, (tuple, list)):
+        return [x for i, o in enumerate(out) for x in _flatten(o, f"{path}[{i}]")]
+    if isinstance(out, dict):
+        return [x for k in sorted(out) for x in _flatten(out[k], f"{path}[{k!r}]")]
+    return [(path, out)]
+
+
+def child(args: dict) -> None:
+    import numpy as np
+
+    log = open(args["progress"], "a")
+
+    def step(stage, ok=True, **kw):
+        log.write(json.dumps({"stage": stage, "ok": ok, **kw}) + "\n")
+        log.flush()
+
+    stage = "import"
+    try:
+        import torch  # MSAdapter's stand-in
+
+        sys.path.insert(0, args["src"])
+        module = __import__(f"{args['package']}.{args['module']}", fromlist=["_"])
+        step("import")
+        stage = "init"
+        torch.manual_seed(0)
+        ns = dict(vars(module))
+        exec(args["build"], ns)
+        model = ns["model"]
+        step("init")
+        stage = "weights"
+        state = {k: torch.tensor(v) for k, v in np.load(args["state"]).items()}
+        model.load_state_dict(state)
+        step("weights")
+        stage = "forward"
+        model.eval()
+        with torch.no_grad():
+            out = model(*[torch.tensor(a) for a in np.load(args["inputs"]).values()])
+        step("forward")
+        stage = "mismatch"
+        expected = np.load(args["outputs"])
+        got = _flatten(out)
+        want = args["torch_outputs"]
+        if len(got) != len(want):
+            step("mismatch", ok=False, error=f"{len(got)} outputs, torch gives {len(want)}")
+            return
+        worst = 0.0
+        for (path, g), (_, key) in zip(got, want):
+            if key is None or g is None:
+                if (key is None) != (g is None):
+                    step("mismatch", ok=False, error=f"{path}: None on one side only")
+                    return
+                continue
+            a = g.detach().cpu().numpy() if hasattr(g, "detach") else np.asarray(g)
+            t = expected[key]
+            if a.shape != t.shape or a.dtype.kind != t.dtype.kind:
+                step("mismatch", ok=False, error=f"{path}: {a.dtype}{a.shape}, torch {t.dtype}{t.shape}")
+                return
+            if a.size:
+                worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - t.astype(np.float64)))))
+                if not np.allclose(a, t, rtol=1e-4, atol=1e-5, equal_nan=True):
+                    step("mismatch", ok=False, error=f"{path}: values differ (max abs diff {worst:.3g})")
+                    return
+        step("mismatch", max_abs_diff=worst)
+    except BaseException as exc:  # noqa: BLE001 - reported, not raised
+        text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+        step(stage, ok=False, error=(text[0] if text else type(exc).__name__)[:300])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(json.loads(sys.argv[2]))
+    elif len(sys.argv) == 2 and sys.argv[1] == "--setup":
+        problem = ensure_venv()
+        print(problem or f"MSAdapter venv ready at {VENV}")
+        sys.exit(1 if problem else 0)
+    else:
+        print(__doc__)
