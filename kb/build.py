@@ -18,10 +18,12 @@ from typing import Any, Iterable
 import sqlite_utils
 
 from kb import paths
+from kb.dbfile import APPLICATION_ID, check_replaceable
+from kb.errors import MsmapError
 from kb.model import Caveat, Mapping, Target, vkey
 from kb.sources import Sources, load_sources
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "4"
 
 
 def namespace_of(torch_name: str) -> str:
@@ -106,6 +108,7 @@ def _target_row(torch_name: str, seq: int, t: Target, source: str, torch_apis: d
         "ms_signature": ms_api.get("signature"),
         "source": source,
         "template": json.dumps(t.template) if t.template else None,
+        "helper": t.helper,
         "proof": None,  # filled from recorded rewrite probes (_apply_rewrite_proof)
     }
 
@@ -161,13 +164,36 @@ def _caveat_row(c: Caveat, origin: str) -> dict:
 
 def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -> dict[str, int]:
     """``verdicts=False``: targets keep the ``auto`` their relation and parameters give, without
-    recorded probe verdicts (``msmap probe --rewrites`` probes what the engine would emit then)."""
-    torch_apis, ms_apis, ms_versions = _snapshot_index(src.snapshots)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=out.parent)
+    recorded probe verdicts (``msmap probe --rewrites`` probes what the engine would emit then).
+
+    The DB is written to a temporary file beside ``out`` and renamed over it; whatever fails on
+    the way, the temporary file is removed."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".kb-", suffix=".sqlite", dir=out.parent)
+    except OSError as exc:
+        raise MsmapError(f"cannot write the knowledge base in {out.parent}: {exc.strerror or exc} "
+                         "(set MSMAP_DB, or --db, to a file in a writable folder)") from None
     os.close(fd)
+    try:
+        counts = _write_db(src, tmp, fingerprint, verdicts)
+        os.replace(tmp, out)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise MsmapError(f"cannot write the knowledge base {out}: {exc.strerror or exc}") from None
+        raise
+    return counts
+
+
+def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[str, int]:
+    torch_apis, ms_apis, ms_versions = _snapshot_index(src.snapshots)
     conn = sqlite3.connect(tmp)
     db = sqlite_utils.Database(conn)
+    db.execute(f"PRAGMA application_id={APPLICATION_ID}")  # msmap's mark (kb.dbfile)
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
 
@@ -246,7 +272,6 @@ def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -
     db["meta"].insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key")
     conn.commit()
     conn.close()
-    os.replace(tmp, out)
     return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
 
 
@@ -358,7 +383,7 @@ def _create_tables(db: sqlite_utils.Database) -> None:
                            "torch_signature": T, "provenance": T, "summary": T}, pk="torch")
     db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
                           "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
-                          "source": T, "no_kernel": T, "template": T, "proof": T}, pk=("torch", "seq"))
+                          "source": T, "no_kernel": T, "template": T, "helper": T, "proof": T}, pk=("torch", "seq"))
     db["caveats"].create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
                           "ms_since": T, "ms_until": T, "torch_since": T, "torch_until": T, "provenance": T,
                           "claims": T, "origin": T}, pk="id")
@@ -398,7 +423,12 @@ def _build_search(db: sqlite_utils.Database, mappings: list[dict], targets: list
     db.execute("CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search, row)")
 
 
-def build(data: Path | None = None, out: Path | None = None, verdicts: bool = True) -> dict[str, Any]:
+def build(data: Path | None = None, out: Path | None = None, verdicts: bool = True,
+          force: bool = False) -> dict[str, Any]:
+    """Build the DB from ``data`` into ``out``; a file there that msmap did not build is replaced
+    only with ``force``."""
+    if out is not None or os.environ.get("MSMAP_DB"):  # the default cache location is msmap's own
+        check_replaceable(out or paths.db_path(), force)
     data = data or paths.data_dir()
     out = out or paths.db_path(data)
     if not (data / "curated").is_dir():

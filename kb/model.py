@@ -192,11 +192,21 @@ class Target(Strict):
     # Call templates for rewrites that are not callee + arguments (``x.size(d)`` -> ``x.shape[d]``):
     # the first whose ``{param}`` placeholders the call passes is used (see kb/analysis/templates.py).
     template: list[str] = Field(default_factory=list)
+    # A function the template calls, written once into the converted file (its source; ``{ms}`` is
+    # the MindSpore alias), for rewrites too long for one expression (scaled_dot_product_attention).
+    helper: Optional[str] = None
 
     @model_validator(mode="after")
     def _shape(self) -> "Target":
         for text in self.template:
             check_template(text)
+        if self.helper is not None:
+            if not self.template or not re.match(r"def [A-Za-z_]\w*\(", self.helper):
+                raise ValueError("a helper is a 'def name(...)' that a template calls")
+            try:
+                compile(self.helper.replace("{ms}", "ms"), "<helper>", "exec")
+            except SyntaxError as exc:
+                raise ValueError(f"helper is not Python: {exc.msg} (line {exc.lineno})") from None
         if self.relation == "no_equivalent":
             if self.api is not None:
                 raise ValueError("relation 'no_equivalent' must not name an 'api'")
@@ -217,7 +227,8 @@ def check_template(text: str) -> None:
     if text == "":
         return
 
-    filled = FIELD_RE.sub(lambda m: ", a=b" if m[1] else "x", text).replace("(, ", "(")
+    count = iter(range(len(text)))
+    filled = FIELD_RE.sub(lambda m: f", a{next(count)}=b" if m[1] else "x", text).replace("(, ", "(")
     try:
         compile(filled, "<template>", "eval")
     except SyntaxError as exc:

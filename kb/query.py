@@ -7,13 +7,14 @@ knowledge base through this module.  Record shapes are documented in DESIGN.md.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 from kb import names, paths
-from kb.errors import DatabaseError
+from kb.errors import DatabaseError, MsmapError
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -30,30 +31,56 @@ def in_range(version: str, since: Optional[str], until: Optional[str]) -> bool:
 
 
 def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = True) -> Path:
-    """Return a fresh DB path, building it when missing, stale, or unreadable."""
+    """Return a fresh, intact DB path, building it when missing, stale or damaged.
+
+    A file msmap did not build is never replaced here (``kb.dbfile``): only the default cache
+    location, which is msmap's own, or a file carrying msmap's mark."""
+    from kb import dbfile
+
+    explicit = db is not None or bool(os.environ.get("MSMAP_DB"))
     data = data or paths.data_dir()
     db = db or paths.db_path(data)
+    if db.is_dir():
+        raise MsmapError(f"{db} is a directory, not a knowledge base file (check --db or MSMAP_DB)")
     fp = paths.fingerprint(data) if (data / "curated").is_dir() else None
-    if db.exists() and fp is not None:
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-                row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
-            if row and row[0] == fp:
-                return db
-        except sqlite3.DatabaseError:
-            pass  # corrupt or foreign file: rebuild below
-    elif db.exists() and fp is None:
-        return db  # no sources to rebuild from: use what is there
+    why = "building knowledge base"
+    if db.exists() and db.stat().st_size:
+        damaged = dbfile.damage(db) if not explicit or dbfile.is_msmap(db) else None
+        if damaged is None:
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                    row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+                if fp is None or (row and row[0] == fp):
+                    probe = KB(db, results=False)
+                    damaged = probe.unreadable()
+                    probe.conn.close()
+                    if damaged is None or fp is None:
+                        return db  # fresh (or no sources to rebuild from: use what is there)
+            except sqlite3.DatabaseError as exc:
+                damaged = str(exc)
+        if damaged is not None:
+            if fp is None:
+                raise DatabaseError(f"{db}: the knowledge base is damaged ({damaged}) and there is no data/ "
+                                    f"to rebuild it from ({data}); reinstall msmap or set MSMAP_DATA")
+            why = f"the knowledge base {db} is damaged or out of date ({damaged}); rebuilding it"
     if fp is None:
         raise DatabaseError(f"no knowledge base at {db} and no data/ to build it from ({data})")
+    if explicit:
+        dbfile.check_replaceable(db)
     from kb.build import build  # build-time libraries only when needed
 
     if not quiet:
         import sys
 
-        sys.stderr.write(f"msmap: building knowledge base from {data} ...\n")
-    build(data, db)
+        sys.stderr.write(f"msmap: {why} from {data} ...\n")
+    build(data, db, force=True)  # checked above
+    dbfile.remember_intact(db)
     return db
+
+
+def like_escape(text: str) -> str:
+    """``text`` matched literally by ``LIKE ... ESCAPE '\\'`` (its % and _ are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class KB:
@@ -72,6 +99,17 @@ class KB:
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{db_path}: not a usable msmap database ({exc}); run 'msmap build'") from None
         self.mapping = lru_cache(maxsize=4096)(self._mapping)  # type: ignore[method-assign]
+
+    def unreadable(self) -> Optional[str]:
+        """None when a whole record can be read, else why not: a damaged file, or one built by
+        an msmap whose tables differ from what this one reads (the data did not change, the code did)."""
+        try:
+            first = self.conn.execute("SELECT torch FROM mappings ORDER BY torch LIMIT 1").fetchone()
+            if first is not None:
+                self._mapping(first[0])
+        except (sqlite3.Error, IndexError, KeyError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     @classmethod
     def open(cls, db: Path | None = None, data: Path | None = None, quiet: bool = True) -> "KB":
@@ -165,7 +203,7 @@ class KB:
             "note": t["note"], "example": json.loads(t["example"]) if t["example"] else None,
             "params": json.loads(t["params"] or "[]"), "provenance": json.loads(t["provenance"] or "[]"),
             "source": t["source"], "no_kernel": json.loads(t["no_kernel"] or "[]"),
-            "template": json.loads(t["template"] or "[]"),
+            "template": json.loads(t["template"] or "[]"), "helper": t["helper"],
             "proof": json.loads(t["proof"]) if "proof" in t.keys() and t["proof"] else None,
             **({"checks": self.checks_for(t["api"]) if t["api"] else [],
                 "probes": self.probes_for(t["torch"], t["api"]) if t["api"] else []} if self.results else {}),
@@ -248,7 +286,8 @@ class KB:
             "SELECT DISTINCT c.* FROM caveats c JOIN mapping_caveats l ON l.caveat_id=c.id "
             "JOIN targets t ON t.torch=l.torch WHERE t.api=?", (ms_name,)).fetchall()
         caveats = {r["id"]: self._caveat(r) for r in cav_rows}
-        for r in self.conn.execute("SELECT * FROM caveats WHERE applies_to LIKE ?", (f'%"{ms_name}"%',)):
+        for r in self.conn.execute("SELECT * FROM caveats WHERE applies_to LIKE ? ESCAPE '\\'",
+                                   (f'%"{like_escape(ms_name)}"%',)):
             caveats.setdefault(r["id"], self._caveat(r))
         return {
             "mindspore": ms_name,
@@ -261,7 +300,8 @@ class KB:
 
     def namespace(self, prefix: str) -> list[dict[str, Any]]:
         rows = self.conn.execute(
-            "SELECT torch, summary FROM mappings WHERE torch LIKE ? ORDER BY torch", (prefix + ".%",)).fetchall()
+            "SELECT torch, summary FROM mappings WHERE torch LIKE ? ESCAPE '\\' ORDER BY torch",
+            (like_escape(prefix) + ".%",)).fetchall()
         return [{"torch": r["torch"], "summary": r["summary"]} for r in rows]
 
     # --- search ----------------------------------------------------------

@@ -104,4 +104,5 @@ def insertion(root: Any, source: bytes, name: str, definition: str) -> Optional[
             break
     line_end = source.find(b"\n", offset)
     offset = len(source) if line_end < 0 else line_end + 1
-    return TextEdit(offset, offset, "\n\n" + definition)
+    after = "" if source[offset:offset + 2] == b"\n\n" or offset == len(source) else "\n\n"
+    return TextEdit(offset, offset, "\n\n" + definition + after)

@@ -27,11 +27,11 @@ def note_for(left: Leftover) -> str:
 def convert_source(engine: Any, source: Union[str, bytes]) -> FixAllResult:
     """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines)."""
     fixed: FixAllResult = engine.fix_all(Document(source))
-    for left in fixed.left:
+    for left in fixed.left + fixed.unsure:
         left.line = fixed.source.count(b"\n", 0, left.offset) + 1
-    if fixed.error is not None or not fixed.left:
+    if fixed.error is not None or not (fixed.left or fixed.unsure):
         return fixed
-    annotated = annotate(fixed.source, fixed.left)
+    annotated = annotate(fixed.source, fixed.left + fixed.unsure)
     if annotated is not None and parses(annotated) is None:
         fixed.source = annotated
     return fixed

@@ -287,7 +287,7 @@ class Engine:
         (no target, no equivalent, or a target that is never rewritten automatically); else False."""
         reason = self._missing_reason(site.record, choice)
         if reason is None and unverified_consistent(choice):
-            return False  # decided per call: a call without arguments converts (rewrite.bare_call)
+            return False  # decided per use: a call without arguments, a class reference (rewrite.plan)
         if reason is None and not is_auto(choice):
             reason = manual_reason(choice, caveats)
         elif reason is None:
@@ -369,8 +369,9 @@ class Engine:
         as_type = site.kind == "attribute" and in_type_context(site.node)
         templated = bool(choice.target.get("template")) and is_auto(choice)  # templates.py, even with no API
         removes = templated and choice.target.get("template") == [""]  # the construct goes
+        same_class = site.kind == "attribute" and unverified_consistent(choice) and site.record.get("kind") == "class"
         if not (choice.api or templated) or not (is_auto(choice) or class_migration or as_type
-                                                or bare_call(site, choice)):
+                                                or bare_call(site, choice) or same_class):
             # what ``plan`` would refuse, whatever the text
             return "", [], None, self._memo("manual", choice.target, caveats, lambda: manual_reason(choice, caveats))
         anchor = site.call if site.call is not None else site.node

@@ -57,6 +57,9 @@ class FixAllResult:
     found: int = 0  # torch uses in the original (imports and guesses not counted)
     apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found (the performance summary)
     left: list[Leftover] = field(default_factory=list)  # uses not converted, at offsets in ``source``
+    # possible torch.Tensor method calls that need a rewrite, on receivers not known to be tensors
+    # (``obj.size(0)``): not counted as uses, but marked by convert so no known crash goes unmarked
+    unsure: list[Leftover] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -104,6 +107,7 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
     # optimizer) and still needs a human, so the set is carried from pass to pass.
     pending = {(u.torch_name, u.start): Leftover(u.torch_name, u.start, u.category, u.reason) for u in counted
                if not u.unchanged}
+    unsure = _unsure(before, sure)
     if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
         work = Document(original)
         rejected: set[tuple[str, int]] = set()
@@ -126,6 +130,7 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
                 chosen.append(use)
                 taken.extend(use.edits)
             if not chosen:
+                unsure = _unsure(analysis, sure)
                 break
             applied = _apply(work.source, chosen, analysis, rejected, result)
             if applied is None:
@@ -140,10 +145,18 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
         cleaned = _cleanup(engine, work)
         if cleaned is not None:
             pending = _shifted(pending, _shifter(cleaned[1]))
+            unsure = _shifted(unsure, _shifter(cleaned[1]))
             work.update(cleaned[0])
         result.source = work.source
     result.left = sorted(pending.values(), key=lambda x: x.offset)
+    result.unsure = sorted(unsure.values(), key=lambda x: x.offset)
     return result
+
+
+def _unsure(analysis: Any, sure: set) -> dict:
+    """Guessed tensor methods that need a rewrite on receivers not known to be tensors."""
+    return {(u.torch_name, u.start): Leftover(u.torch_name, u.start, "guess", f"if this is a tensor: {u.title}")
+            for u in analysis.uses if u.guess and u.edits and u.call_span not in sure}
 
 
 def _shifted(pending: dict, shift: Callable[[int], int], edits: Optional[list[TextEdit]] = None) -> dict:

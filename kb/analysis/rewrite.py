@@ -123,9 +123,16 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     if templates and site.kind == "call" and site.call is not None:
         receiver = receiver_text(site.member) if site.member is not None else None
         text = render(templates, site.call, site.record, choice.target, alias, receiver)
-        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
-                       [TextEdit(site.call.start_byte, site.call.end_byte, text)], behaviour)
-    if not choice.api or not (is_auto(choice) or class_migration or as_type or bare_call(site, choice)):
+        edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)]
+        helper = choice.target.get("helper")
+        if helper:  # a function the template calls, written once after the imports
+            name = helper[4:helper.index("(")]
+            added = insertion(_root(site.node), source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
+            edits += [added] if added is not None else []
+        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour), edits, behaviour)
+    reference = site.kind == "attribute" and site.member is None and unverified_consistent(choice) \
+        and site.record.get("kind") == "class"  # scale_activation=nn.Sigmoid: a same-named class
+    if not choice.api or not (is_auto(choice) or class_migration or as_type or bare_call(site, choice) or reference):
         raise Blocked(f"{choice.relation.replace('_', ' ')}: not an automatic rewrite")
     api, target = choice.api, choice.target
     if site.kind == "method_def":
@@ -164,7 +171,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
             edits += mapped
         except Blocked as blocked:  # partial(ms_Conv2d, kernel_size=3, bias=False): torch's names stay
             edits = _adapter_edits(site, choice, alias, source, blocked)
-    elif _params_change(target) and not in_type_context(site.node):
+    elif _params_change(target) and not in_type_context(site.node) and not unverified_consistent(choice):
         why = reference_blocker(site.record, target)
         if why is not None:
             edits = _adapter_edits(site, choice, alias, source, Blocked(f"referenced without a call: {why}"))
@@ -184,14 +191,20 @@ def _adapter_edits(site: Site, choice: TargetChoice, alias: str, source: bytes, 
     except Blocked as blocked:
         raise Blocked(f"{why}; {blocked}") from None
     name = adapter_name(str(choice.api))
-    root = site.node
-    while root.parent is not None:
-        root = root.parent
-    added = insertion(root, source, name, definition)
+    added = insertion(_root(site.node), source, name, definition)
     return [TextEdit(site.node.start_byte, site.node.end_byte, name)] + ([added] if added is not None else [])
 
 
+def _root(node: Any) -> Any:
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
 TYPE_TESTS = (b"isinstance", b"issubclass")
+TYPE_PARTS = frozenset({"tuple", "parenthesized_expression", "binary_operator", "subscript", "generic_type",
+                        "type_parameter", "list"})
+CASTS = (b"cast", b"typing.cast")
 
 
 PARTIALS = (b"partial", b"functools.partial")
@@ -210,7 +223,8 @@ def partial_call(node: Any) -> Optional[Any]:
 
 def in_type_context(node: Any) -> bool:
     """A name used only as a type: an annotation, the class argument of isinstance/issubclass
-    (alone or in a tuple), or an ``except`` clause. Renaming it never changes a call."""
+    (alone or in a tuple), the type given to ``typing.cast``, or an ``except`` clause. Renaming
+    it never changes a call."""
     child, parent = node, node.parent
     while parent is not None:
         kind = parent.type
@@ -218,13 +232,15 @@ def in_type_context(node: Any) -> bool:
             return True
         if kind == "except_clause":
             return True
-        if kind == "tuple" or kind == "parenthesized_expression":
+        if kind in TYPE_PARTS:  # (A, B), X | None, Optional[X], tuple[X, ...]
             child, parent = parent, parent.parent
             continue
         if kind == "argument_list":
             call = parent.parent
             function = call.child_by_field_name("function") if call is not None else None
             args = [c for c in parent.named_children if c.type != "comment"]
+            if function is not None and function.text in CASTS:  # typing.cast(nn.Embedding, obj)
+                return len(args) == 2 and args[0].id == child.id
             return (function is not None and function.text in TYPE_TESTS and len(args) == 2
                     and args[1].id == child.id)
         return False
