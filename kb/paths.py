@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes")
+DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes", "timing")
 DATA_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 
 

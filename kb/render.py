@@ -92,7 +92,8 @@ def param_rows(params: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def render_mapping(rec: dict[str, Any], style: Style | None = None, ms_version: str | None = None) -> str:
+def render_mapping(rec: dict[str, Any], style: Style | None = None, ms_version: str | None = None,
+                   device: str | None = None) -> str:
     st = style or Style()
     width = min(shutil.get_terminal_size((100, 20)).columns, 120)
     lines = [st.bold(rec["torch"]) + st.dim(f"  ({rec.get('kind') or '?'} · {rec['namespace']} · {rec['source']})")]
@@ -110,6 +111,10 @@ def render_mapping(rec: dict[str, Any], style: Style | None = None, ms_version: 
                                                        else "  (mindspore.mint, torch-aligned)"))
         for t in targets:
             lines.extend(_render_target(t, st, width, ms_version))
+    perf = timing_lines(rec.get("timings") or [], st, ms_version, device)
+    if perf:
+        lines += ["", st.bold("PERFORMANCE") + st.dim("  (msmap probe --timing; ratios to torch from the same run)")]
+        lines += perf
     caveats = rec.get("caveats") or []
     if caveats:
         lines.append("")
@@ -246,4 +251,25 @@ def probe_lines(probes: list[dict[str, Any]], st: Style, ms_version: str | None 
                 lines.append(st.dim(f"      {what}: {p.get('probe')}: {p.get('detail')}"))
             elif p["result"] == "differs":
                 lines.append(st("      differs: ", "33") + f"{p.get('detail')} ({p.get('probe')})")
+    return lines
+
+
+def timing_lines(rows: list[dict[str, Any]], st: Style, ms_version: str | None = None,
+                 device: str | None = None) -> list[str]:
+    """One line per family: the op's cost on the device and MindSpore version asked for (default: the
+    CPU and the newest version measured); a cliff in colour; then where the numbers come from."""
+    from kb import timings
+
+    if not rows:
+        return []
+    measured = timings.versions(rows, "CPU") or sorted({r["ms_version"] for r in rows})
+    version = ms_version or measured[-1]
+    lines = []
+    for fam in ("classic", "mint"):
+        v = timings.verdict(rows, fam, version, device or "CPU")
+        if v:
+            lines.append(st("  " + v["line"], "33") if v["cliff"] else st.dim("  " + v["line"]))
+    first = rows[0]
+    lines.append(st.dim(f"  measured: mindspore {', '.join(measured)} against torch {first.get('torch_version')} "
+                        f"on {first.get('machine')}, {first.get('date')}"))
     return lines

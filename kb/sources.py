@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from kb.errors import DataError
-from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping, WeightRule
+from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping, TimingRow, WeightRule
 
 
 @dataclass
@@ -172,6 +172,8 @@ def load_sources(data: Path) -> Sources:
         for path in sorted((data / sub).glob("*.json*")):
             items.extend(load_jsonl(path) if path.suffix == ".jsonl" else [load_json(path)])
         src.extra[sub] = items
+    src.extra["timing"] = [t.model_dump() for path in sorted((data / "timing").glob("*.jsonl"))
+                           for t in load_jsonl(path, TimingRow)]  # msmap probe --timing
     _check_references(src)
     return src
 

@@ -17,7 +17,8 @@ def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
     document = analysis.document
     use = analysis.use_at(offset)
     if use is not None:
-        text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version)
+        text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version,
+                                     settings.device)
         return _hover(text, lsp_range(use.range), kind)
     found = mindspore_name_at(document, offset)
     if found is None:
@@ -41,7 +42,8 @@ def card_for(kb: Any, name: str, settings: ServerSettings) -> Optional[str]:
         record = kb.reverse(canonical)
         return markdown.reverse_card(record, settings.mindspore_version) if record else None
     record = kb.mapping(canonical)
-    return markdown.mapping_card(record, settings.target_family, settings.mindspore_version) if record else None
+    return markdown.mapping_card(record, settings.target_family, settings.mindspore_version,
+                                 settings.device) if record else None
 
 
 def _hover(text: str, span: types.Range, kind: types.MarkupKind) -> types.Hover:

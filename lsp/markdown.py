@@ -105,13 +105,17 @@ def _short(name: Optional[str]) -> str:
     return (name or "").rsplit(".", 1)[-1]
 
 
-def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional[str] = None) -> str:
+def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional[str] = None,
+                 device: Optional[str] = None) -> str:
     """The hover card of a torch API record."""
     lines = [f"**{rec['torch']}** · {rec.get('kind') or 'api'} · {rec.get('namespace') or ''}".rstrip(" ·"), ""]
     targets = family_order(rec.get("targets") or [], family)
     if not targets:
         lines.append("*No MindSpore mapping recorded.*")
     lines.extend(target_line(t, version) + "  " for t in targets)
+    perf = performance_line(rec.get("timings") or [], family, version, device)
+    if perf:
+        lines += ["", perf]
     if rec.get("advice"):
         lines += ["", f"**Advice:** {rec['advice']}"]
     for t in _tables_for(rec, family, version):
@@ -126,6 +130,25 @@ def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional
     if sigs:
         lines += ["", "```python"] + sigs + ["```"]
     return "\n".join(lines).strip() + "\n"
+
+
+def performance_line(rows: list[dict[str, Any]], family: str, version: Optional[str],
+                     device: Optional[str]) -> Optional[str]:
+    """A measured cliff for the configured family, version and device; on a device without timings,
+    "not measured" beside the CPU cliff (never an estimate).  None when nothing crosses a threshold."""
+    from kb import timings
+
+    if not rows:
+        return None
+    version = version or timings.versions(rows)[-1]
+    v = timings.verdict(rows, family, version, device or "CPU")
+    if v and v["cliff"]:
+        return f"**Performance:** {v['line']}."
+    if v and v["status"] == "not_measured" and (device or "CPU") != "CPU":
+        cpu = timings.verdict(rows, family, version, "CPU")
+        if cpu and cpu["cliff"]:
+            return f"**Performance:** {device}: not measured. {cpu['line']}."
+    return None
 
 
 def _tables_for(rec: dict[str, Any], family: str, version: Optional[str]) -> list[dict[str, Any]]:

@@ -82,7 +82,7 @@ def _copy_others(roots: list[Path], out: Path, exclude: list[str]) -> None:
 
 def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None) -> int:
     from kb.analysis.project import BOM, convert_files, python_files
-    from kb.commands.scan import check_paths, knowledge_base_path, settings_from
+    from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
 
     check_paths(args.paths)
     settings = settings_from(args)
@@ -101,11 +101,14 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
     show_diff = not (out or args.in_place)
     report = sys.stderr if show_diff else sys.stdout
     totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0}
+    apis: dict[str, int] = {}
     for result in convert_files(files, spec, settings, jobs=args.jobs or None):
         path = Path(result.path)
         totals["files"] += 1
         totals["found"] += result.found
         totals["left"] += len(result.left)
+        for name, n in result.apis.items():
+            apis[name] = apis.get(name, 0) + n
         if result.error:
             totals["failed"] += 1
             report.write(f"{path}: left unchanged: {result.error}\n")
@@ -137,4 +140,7 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
     report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "
                  f"(unreadable or not parsing); torch uses found: {totals['found']}, converted: {converted}, "
                  f"left for a human: {totals['left']}, rate: {rate}\n")
+    from kb.timings import project_lines
+
+    report.writelines(line + "\n" for line in project_lines(performance(spec, apis, settings)))
     return 1 if totals["failed"] else 0

@@ -12,6 +12,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "Tensor.view, x.view, torch.optim (a prefix lists its entries), mindspore.nn.Dense")
     parser.add_argument("--family", choices=("classic", "mint"), help="show only this MindSpore target family")
     parser.add_argument("--ms-version", metavar="X.Y.Z", help="mark targets that do not apply to this MindSpore version")
+    parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"),
+                        help="device for the performance line (default: CPU, the device timings are measured on)")
     add_db_options(parser)
 
 
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rec)
     else:
-        print(render.render_mapping(rec, ms_version=args.ms_version))
+        print(render.render_mapping(rec, ms_version=args.ms_version, device=args.device))
     return 0
 
 

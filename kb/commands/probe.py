@@ -1,7 +1,8 @@
 """msmap probe: run fixed probe snippets in torch and MindSpore (CPU) and compare the outputs.
 
 Exit codes: 0 every probe ran (whatever it found), 1 a probe errored or timed out,
-2 mindspore is not installed.
+2 mindspore is not installed.  With --timing (op costs against torch, kb.probes.timing): 1 also
+when --check finds drift.
 """
 from __future__ import annotations
 
@@ -25,11 +26,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print every result as JSON")
     parser.add_argument("--generate", action="store_true",
                         help="regenerate DATA/probes/defs/generated-*.yaml from the KB first (needs torch)")
+    parser.add_argument("--timing", action="store_true",
+                        help="time ops (DATA/timing/ops.yaml) in torch and each MindSpore family instead; "
+                             "with --record writes DATA/timing/timing-mindspore-<version>-cpu.jsonl")
+    parser.add_argument("--python", action="append", metavar="PATH",
+                        help="with --timing: an interpreter whose mindspore to time (repeatable; e.g. a venv "
+                             "with mindspore 2.7.1; default: this one)")
     parser.add_argument("--rewrites", action="store_true",
                         help="instead: execute the engine's own rewrite of every auto target in four call styles "
                              "plus the KB example, next to torch (kb.probes.rewrites; many minutes); with --record "
                              "writes DATA/probes/rewrites-mindspore-<version>-cpu.jsonl; --only is a substring of "
                              "the torch name")
+    parser.add_argument("--check", action="store_true",
+                        help="with --timing: compare with the recorded timings; exit 1 when a ratio to torch "
+                             "moved by more than the recorded spread or a result changed")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
     from kb.probes.runner import run_probes
 
     data = Path(args.data) if args.data else paths.data_dir()
+    if args.timing:
+        from kb.probes.timing_command import run_timing
+
+        return run_timing(args, data)
     if args.rewrites:
         return run_rewrites(args, data)
     folder = Path(args.defs) if args.defs else data / "probes" / "defs"

@@ -65,6 +65,15 @@ def knowledge_base_path(args: argparse.Namespace):
     return ensure_db(db=Path(args.db) if args.db else None, quiet=False)
 
 
+def performance(spec, uses: dict[str, int], settings) -> dict:
+    """The project's measured ops that will dominate a slowdown (kb.timings), for the summaries of
+    scan and convert; ``uses``: {torch API: number of uses}."""
+    from kb.query import KB
+    from kb.timings import project_costs
+
+    return project_costs(uses, KB(spec).timings_for, settings.family, settings.ms_version, settings.device)
+
+
 def progress_printer():
     """A progress callback drawing on stderr, or None when stderr is not a terminal."""
     if not sys.stderr.isatty():
@@ -94,5 +103,6 @@ def run(args: argparse.Namespace) -> int:
     spec = knowledge_base_path(args)
     reports = scan_files(files, spec, settings, jobs=args.jobs or None, progress=progress_printer())
     summary = summarize(reports)
+    summary.performance = performance(spec, {name: sum(c.values()) for name, c in summary.per_api.items()}, settings)
     sys.stdout.write(RENDERERS[args.format](reports, summary))
     return 1 if summary.failed else 0

@@ -7,7 +7,7 @@ writes only what changed and removes stale pages from the generated subfolders.
 """
 from __future__ import annotations
 
-from kb.docs import caveats, html, links, pages, tables
+from kb.docs import caveats, html, links, pages, performance, tables
 from kb.docs.corpus import Corpus, load
 from kb.query import KB
 
@@ -17,7 +17,8 @@ __all__ = ["generate", "render", "Corpus", "load"]
 def render(corpus: Corpus) -> dict[str, str]:
     """Every generated file, keyed by its path relative to the docs folder."""
     caveats_page, anchors = caveats.render(corpus)
-    files = {links.INDEX: pages.render_index(corpus), links.CAVEATS: caveats_page, links.HTML: html.render(corpus)}
+    files = {links.INDEX: pages.render_index(corpus), links.CAVEATS: caveats_page, links.HTML: html.render(corpus),
+             links.PERFORMANCE: performance.render(corpus.timings)}
     for ns, records in corpus.namespaces().items():
         files[links.table_path(ns)] = tables.render_namespace(ns, records, corpus)
     for rec in corpus.records:

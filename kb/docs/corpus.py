@@ -27,6 +27,7 @@ class Corpus:
     pages: dict[str, str] = field(default_factory=dict)  # torch name -> "api/<file>.md"
     has_results: bool = False  # any check or probe result recorded at all
     caveat_checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # caveat id -> check rows
+    timings: list[dict[str, Any]] = field(default_factory=list)  # recorded op timings (msmap probe --timing)
 
     def namespaces(self) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
@@ -45,6 +46,7 @@ def load(kb: KB) -> Corpus:
     corpus.pages = {n: links.api_path(f) for n, f in links.api_filenames(names).items()}
     corpus.caveat_checks = {c["id"]: rows for c in corpus.caveats if (rows := kb.checks_for(c["id"]))}
     corpus.has_results = bool(corpus.caveat_checks) or any(results(t) for r in records for t in r["targets"])
+    corpus.timings = kb.timings()
     return corpus
 
 

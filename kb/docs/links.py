@@ -17,6 +17,7 @@ from kb.phrases import range_text
 INDEX = "index.md"
 CAVEATS = "caveats.md"
 HTML = "mapping.html"
+PERFORMANCE = "performance.md"
 API_DIR = "api"
 TABLES_DIR = "tables"
 OWNED_DIRS = (API_DIR, TABLES_DIR)  # wholly generated: stale files in them are removed

@@ -24,6 +24,7 @@ def render_index(corpus: Corpus) -> str:
            f"{words.plural(len(corpus.pages), 'detail page')}.", "",
            f"- [Searchable table of every mapping]({links.HTML}): one HTML file, works offline",
            f"- [Caveats by topic]({links.CAVEATS})",
+           f"- [Performance cliffs]({links.PERFORMANCE}): measured op costs against torch, per MindSpore version",
            "- Tables per torch namespace: see [Coverage](#coverage-by-namespace)", "",
            "## Coverage by namespace", "",
            "| namespace | entries | mapped | partial | none | classic | mint | verified |",

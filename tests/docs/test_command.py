@@ -40,9 +40,9 @@ def docs(env, *extra: str) -> int:
 def test_write_then_check_is_clean(env, capsys):
     assert docs(env) == 0
     out = capsys.readouterr().out
-    assert "10 files (10 written, 0 removed, 0 unchanged)" in out and "CLI reference updated" in out
+    assert "11 files (11 written, 0 removed, 0 unchanged)" in out and "CLI reference updated" in out
     assert docs(env, "--check") == 0
-    assert "10 generated files up to date" in capsys.readouterr().out
+    assert "11 generated files up to date" in capsys.readouterr().out
 
 
 def test_check_lists_changed_missing_and_stale_files_then_docs_repairs_them(env, capsys):
@@ -59,7 +59,7 @@ def test_check_lists_changed_missing_and_stale_files_then_docs_repairs_them(env,
                                         f"{out.resolve() / 'api/torch.nn.Gone.md'}: stale"])
     assert lines[3] == "3 file(s) out of date; run 'msmap docs' to regenerate"
     assert docs(env) == 0
-    assert "(2 written, 1 removed, 8 unchanged)" in capsys.readouterr().out
+    assert "(2 written, 1 removed, 9 unchanged)" in capsys.readouterr().out
     assert not (out / "api" / "torch.nn.Gone.md").exists()
     assert docs(env, "--check") == 0
 
@@ -83,7 +83,7 @@ def test_unchanged_files_are_not_rewritten_and_foreign_files_are_kept(env, capsy
         os.utime(path, (old, old))
     capsys.readouterr()
     assert docs(env) == 0
-    assert "(0 written, 0 removed, 10 unchanged)" in capsys.readouterr().out
+    assert "(0 written, 0 removed, 11 unchanged)" in capsys.readouterr().out
     assert all(p.stat().st_mtime == old for p in out.rglob("*") if p.is_file())
     assert (out / "editors.md").read_text() == "written by another engineer\n"
     assert (out / "api" / "notes.txt").exists()

@@ -142,7 +142,7 @@ def docs(small_kb):
 def test_file_set(docs):
     assert list(docs) == [
         "api/torch.nn.Dropout.md", "api/torch.nn.Linear.md", "api/torch.nn.Unfoldable.md",
-        "api/torch.nn.functional.relu.md", "caveats.md", "index.md", "mapping.html",
+        "api/torch.nn.functional.relu.md", "caveats.md", "index.md", "mapping.html", "performance.md",
         "tables/torch.Tensor.md", "tables/torch.nn.functional.md", "tables/torch.nn.md",
     ]  # torch.Tensor.view is plainly consistent: a table row, no detail page
 
@@ -233,7 +233,7 @@ def test_empty_knowledge_base(tmp_path):
     data = tmp_path / "empty"
     (data / "curated").mkdir(parents=True)
     docs = generate(KB.open(db=tmp_path / "x.sqlite", data=data))
-    assert sorted(docs) == ["caveats.md", "index.md", "mapping.html"]
+    assert sorted(docs) == ["caveats.md", "index.md", "mapping.html", "performance.md"]
     assert "No caveats recorded yet." in docs["caveats.md"]
     assert "No MindSpore signature snapshot recorded yet." in docs["index.md"]
 
