@@ -89,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, MsmapError):
             sys.stderr.write(f"msmap {args.command}: {exc}\n")
             return exc.exit_code
+        import sqlite3
+
+        if isinstance(exc, sqlite3.DatabaseError):  # damaged after it was opened and checked
+            sys.stderr.write(f"msmap {args.command}: the knowledge base cannot be read ({exc}); "
+                             "run 'msmap build' to rebuild it\n")
+            return 3
         import os
 
         if os.environ.get("MSMAP_DEBUG"):

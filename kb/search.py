@@ -52,8 +52,20 @@ def exact_name(ref: str, query: str) -> bool:
     return bool(wanted) and (name == wanted or name.endswith("." + wanted))
 
 
+MAX_WORDS = 32  # a longer query is refused (each unknown word costs a vocabulary scan)
+MAX_WORD = 64  # characters kept of each word
+
+
+def check_query(query: str) -> None:
+    """Raise ValueError for a query longer than the search answers."""
+    count = len(WORD.findall(query))
+    if count > MAX_WORDS:
+        raise ValueError(f"the query has {count:,} words; at most {MAX_WORDS}")
+
+
 def search(conn: sqlite3.Connection, query: str, limit: int = 20) -> list[dict[str, Any]]:
-    words = [w.lower() for w in WORD.findall(query)]
+    check_query(query)
+    words = [w.lower()[:MAX_WORD] for w in WORD.findall(query)]
     if not words:
         return []
     groups, corrected = _expand(conn, words)

@@ -99,7 +99,24 @@ def _line_of(root: yaml.Node | None, section: str, index: int) -> int | None:
     return node.start_mark.line + 1 if node is not None and node is not root else None
 
 
-def load_jsonl(path: Path, model: type | None = None) -> list[Any]:
+# Recorded results (data/checks, data/probes): the fields the build and the queries read.
+RECORD_FIELDS = {"checks": ("subject", "result", "ms_version"), "probes": ("torch", "ms_api", "result", "ms_version")}
+
+
+def _record_problem(raw: Any, required: tuple[str, ...]) -> str | None:
+    if not isinstance(raw, dict):
+        return f"a record must be a JSON object, got {type(raw).__name__}"
+    for name in required:
+        if name not in raw:
+            return f"field '{name}': missing"
+        if not isinstance(raw[name], str):
+            return f"field '{name}': must be a string, got {type(raw[name]).__name__}"
+    return None
+
+
+def load_jsonl(path: Path, model: type | None = None, required: tuple[str, ...] | None = None) -> list[Any]:
+    """One record per line; ``model`` validates each, or ``required``: a JSON object with these
+    string fields.  A malformed record stops the build with its file and line."""
     out = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -113,6 +130,9 @@ def load_jsonl(path: Path, model: type | None = None) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{n}: invalid JSON: {exc.msg} (column {exc.colno})") from None
         if model is None:
+            problem = _record_problem(raw, required) if required is not None else None
+            if problem:
+                raise DataError(f"{path}:{n}: entry {_entry_label(raw)}: {problem}")
             out.append(raw)
             continue
         try:
@@ -170,7 +190,8 @@ def load_sources(data: Path) -> Sources:
     for sub in ("checks", "probes"):
         items: list[Any] = []
         for path in sorted((data / sub).glob("*.json*")):
-            items.extend(load_jsonl(path) if path.suffix == ".jsonl" else [load_json(path)])
+            items.extend(load_jsonl(path, required=RECORD_FIELDS[sub]) if path.suffix == ".jsonl"
+                         else [load_json(path)])
         src.extra[sub] = items
     src.extra["timing"] = [t.model_dump() for path in sorted((data / "timing").glob("*.jsonl"))
                            for t in load_jsonl(path, TimingRow)]  # msmap probe --timing

@@ -78,10 +78,21 @@ def test_lookup_rebuilds_when_sources_change(small_data, tmp_path):
 
 def test_corrupt_db_is_rebuilt(small_data, tmp_path):
     db = tmp_path / "kb.sqlite"
-    db.write_bytes(b"this is not sqlite" * 100)
+    assert run_msmap("build", data=small_data, db=db).returncode == 0
+    data = bytearray(db.read_bytes())
+    data[4096:] = b"this is not sqlite" * ((len(data) - 4096) // 18) + b"x" * ((len(data) - 4096) % 18)
+    db.write_bytes(bytes(data))  # msmap's header kept, every page after the first destroyed
     r = run_msmap("lookup", "torch.nn.Dropout", data=small_data, db=db)
     assert r.returncode == 0, r.stderr
-    assert "keep_prob" in r.stdout
+    assert "keep_prob" in r.stdout and "damaged" in r.stderr
+
+
+def test_a_file_msmap_did_not_build_is_never_replaced(small_data, tmp_path):
+    db = tmp_path / "notes.txt"
+    db.write_bytes(b"this is not sqlite" * 100)
+    r = run_msmap("lookup", "torch.nn.Dropout", data=small_data, db=db)
+    assert r.returncode == 2 and "not an msmap knowledge base" in r.stderr
+    assert db.read_bytes() == b"this is not sqlite" * 100
 
 
 def test_missing_data_and_db_is_reported(tmp_path):

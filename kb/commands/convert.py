@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,12 +21,15 @@ changes; 2 bad usage; 3 knowledge base problem."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kb.commands._common import out_dir
     from kb.commands.scan import add_arguments as scan_arguments
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--out", metavar="DIR", help="write converted files (and copies of the others) under DIR")
+    mode.add_argument("--out", metavar="DIR", type=out_dir,
+                      help="write converted files and copies of the others under DIR (modes, symlinks and "
+                      "hidden files kept; DIR must not overlap the input)")
     mode.add_argument("--in-place", action="store_true", help="rewrite the files themselves")
     mode.add_argument("--diff", action="store_true", help="print a unified diff and write nothing (the default)")
     parser.add_argument("--force", action="store_true",
@@ -48,44 +50,17 @@ def git_dirty(path: Path) -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-def _destination(path: Path, roots: list[Path], out: Path) -> Path:
-    for root in roots:
-        if root.is_dir():
-            try:
-                return out / root.name / path.relative_to(root)
-            except ValueError:
-                continue
-    return out / path.name
-
-
-def _copy_others(roots: list[Path], out: Path, exclude: list[str]) -> None:
-    """Copy the non-Python files of the given directories as they are (same skips as the walk)."""
-    from kb.analysis.project import SKIP_DIRS, excluded
-
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for folder, dirs, files in os.walk(root):
-            here = Path(folder)
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS
-                       and not (here / d / "pyvenv.cfg").exists() and not excluded(here / d, root, exclude)]
-            for name in files:
-                if not name.endswith(".py") and not excluded(here / name, root, exclude):
-                    source = here / name
-                    target = out / root.name / source.relative_to(root)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    try:
-                        shutil.copy2(source, target)
-                    except OSError as exc:
-                        sys.stderr.write(f"msmap convert: cannot copy {source}: {exc.strerror or exc}\n")
-
-
 def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None) -> int:
-    from kb.analysis.project import BOM, convert_files, python_files
+    from kb.analysis import writing
+    from kb.analysis.project import BOM, convert_files, excluded, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
 
     check_paths(args.paths)
     settings = settings_from(args)
+    roots = [Path(p) for p in args.paths]
+    out = args.out
+    if out is not None:
+        writing.check_out(roots, out)
     files = list(python_files(args.paths, args.exclude))
     if args.in_place and not args.force:
         dirty = dirty or git_dirty
@@ -96,13 +71,12 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
             sys.stderr.writelines(f"  {f}\n" for f in refused)
             return 1
     spec = knowledge_base_path(args)
-    roots = [Path(p) for p in args.paths]
-    out = Path(args.out) if args.out else None
     show_diff = not (out or args.in_place)
     report = sys.stderr if show_diff else sys.stdout
     totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0}
     apis: dict[str, int] = {}
-    for result in convert_files(files, spec, settings, jobs=args.jobs or None):
+    written: set[str] = set()
+    for result in convert_files(files, spec, settings, jobs=args.jobs or None, max_bytes=args.max_file_size):
         path = Path(result.path)
         totals["files"] += 1
         totals["found"] += result.found
@@ -119,22 +93,27 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
             sys.stdout.writelines(difflib.unified_diff(
                 result.original.decode("utf-8").splitlines(True), new.decode("utf-8").splitlines(True),
                 f"a/{path.as_posix()}", f"b/{path.as_posix()}"))
-        elif out is not None and path.exists() and not path.is_dir():
-            target = _destination(path, roots, out)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if new is not None:
-                target.write_bytes((BOM if result.bom else b"") + new)
-            elif result.original is not None or result.error:
-                try:
-                    shutil.copy2(path, target)
-                except OSError as exc:
-                    report.write(f"{path}: cannot copy: {exc.strerror or exc}\n")
+        elif out is not None and os.path.lexists(path) and not path.is_dir():
+            target = writing.destination(path, roots, out)
+            written.add(str(path))
+            if new is not None and not path.is_symlink():
+                problem = writing.write_copy(target, (BOM if result.bom else b"") + new, path, out)
+            else:  # as it is (a symlink stays one; a file that was not converted is copied)
+                problem = writing.copy_entry(path, target, out)
+            if problem:
+                totals["failed"] += 1
+                report.write(f"{path}: {problem}\n")
         elif args.in_place and new is not None:
-            path.write_bytes((BOM if result.bom else b"") + new)
+            problem = writing.write_in_place(path, (BOM if result.bom else b"") + new)
+            if problem:
+                totals["failed"] += 1
+                totals["changed"] -= 1
+                report.write(f"{path}: left unchanged: {problem}\n")
         for name, line, reason in result.left:
             report.write(f"{path}:{line}: {name}: {reason or 'not converted automatically'}\n")
     if out is not None:
-        _copy_others(roots, out, args.exclude)
+        for path, problem in writing.copy_rest(roots, out, lambda p, r: excluded(p, r, args.exclude), written):
+            report.write(f"{path}: {problem}\n")
     converted = totals["found"] - totals["left"]
     rate = f"{converted / totals['found']:.0%}" if totals["found"] else "n/a"
     report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "

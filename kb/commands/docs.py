@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from kb.commands._common import add_db_options, open_kb, print_json
+from kb.commands._common import add_db_options, open_kb, out_dir, print_json
 
 
 def _repo_root() -> Path:
@@ -16,12 +16,15 @@ def _repo_root() -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", metavar="DIR", help="docs folder to write or check (default: docs/ of this checkout)")
+    parser.add_argument("--out", metavar="DIR", type=out_dir, help="docs folder to write or check (default: docs/ of this checkout)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that differ from what the DB generates")
     parser.add_argument("--readme", metavar="PATH",
                         help="README whose CLI reference block to regenerate (default: README.md of this checkout)")
     parser.add_argument("--no-readme", action="store_true", help="leave the README CLI reference alone")
+    parser.add_argument("--force", action="store_true",
+                        help="write into a folder that holds other files and no .msmap-docs marker "
+                        "(they are kept)")
     add_db_options(parser)
 
 
@@ -52,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     from kb.errors import MsmapError
 
     out = Path(args.out) if args.out else _repo_root() / "docs"
+    if not args.check:
+        docfiles.check_writable(out, args.force)  # before the work, not after
     generated = generate(open_kb(args))
     readme_path, readme_error, readme_new, readme_old = None, None, None, None
     if not args.no_readme:
@@ -76,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             elif not readme_error:
                 print(f"{_show(out)}: {len(generated)} generated files up to date")
         return 1 if problems or readme_error else 0
-    changes = docfiles.sync(out, generated)
+    changes = docfiles.sync(out, generated, force=args.force)
     readme_state = "skipped" if args.no_readme else "error"
     if readme_path and readme_new is not None:
         readme_state = "unchanged" if readme_new == readme_old else "updated"

@@ -15,10 +15,12 @@ RESULTS = ("holds", "differs", "no_cpu_kernel", "error", "timeout")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kb.commands._common import int_in
+
     parser.add_argument("--only", metavar="PATTERN", help="run probes whose id, torch or MindSpore name matches "
                         "(a glob, or a substring)")
-    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="worker processes (at most 2; default 2)")
-    parser.add_argument("--batch", type=int, default=12, metavar="N", help="probes per worker process (default 12)")
+    parser.add_argument("--jobs", type=int_in(1, 2), default=2, metavar="N", help="worker processes (at most 2; default 2)")
+    parser.add_argument("--batch", type=int_in(1, 10_000), default=12, metavar="N", help="probes per worker process (default 12)")
     parser.add_argument("--record", action="store_true",
                         help="write results to DATA/probes/results-mindspore-<version>-cpu.jsonl")
     parser.add_argument("--data", metavar="DIR", help="data folder (default: the bundled data/)")

@@ -16,6 +16,9 @@ reported: unreadable, not UTF-8, binary, dangling or looping symlink); 2 bad usa
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kb.analysis.project import MAX_SOURCE_BYTES
+    from kb.commands._common import JOBS, db_file, megabytes, ms_version
+
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Python files or directories to scan")
@@ -23,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output format (default: table)")
     parser.add_argument("--family", choices=("classic", "mint"), default="classic",
                         help="MindSpore target family (default: classic)")
-    parser.add_argument("--ms-version", default="2.10.0", metavar="X.Y.Z",
+    parser.add_argument("--ms-version", default="2.10.0", metavar="X.Y.Z", type=ms_version,
                         help="MindSpore version to target (default: 2.10.0)")
     parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"), default="Ascend",
                         help="target device (default: Ascend)")
@@ -31,9 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not report possible torch.Tensor methods (x.view(...))")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                         help="skip files or directories matching GLOB (repeatable)")
-    parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+    parser.add_argument("--jobs", "-j", type=JOBS, default=0, metavar="N",
                         help="worker processes (default: all cores)")
-    parser.add_argument("--db", metavar="PATH", help="SQLite knowledge base to use (default: built from data/)")
+    parser.add_argument("--max-file-size", type=megabytes, default=MAX_SOURCE_BYTES, metavar="MB",
+                        help=f"skip (and report) source files larger than MB megabytes "
+                        f"(default {MAX_SOURCE_BYTES // 1_000_000})")
+    parser.add_argument("--db", metavar="PATH", type=db_file, help="SQLite knowledge base to use (default: built from data/)")
 
 
 def settings_from(args: argparse.Namespace):
@@ -95,13 +101,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_paths(args.paths)
     settings = settings_from(args)
-    if args.jobs < 0:
-        from kb.errors import MsmapError
-
-        raise MsmapError("--jobs must be 0 (all cores) or more", exit_code=2)
     files = list(python_files(args.paths, args.exclude))
     spec = knowledge_base_path(args)
-    reports = scan_files(files, spec, settings, jobs=args.jobs or None, progress=progress_printer())
+    reports = scan_files(files, spec, settings, jobs=args.jobs or None, progress=progress_printer(),
+                         max_bytes=args.max_file_size)
     summary = summarize(reports)
     summary.performance = performance(spec, {name: sum(c.values()) for name, c in summary.per_api.items()}, settings)
     sys.stdout.write(RENDERERS[args.format](reports, summary))

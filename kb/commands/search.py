@@ -3,20 +3,25 @@ from __future__ import annotations
 
 import argparse
 
-from kb.commands._common import add_db_options, open_kb, print_json
+from kb.commands._common import add_db_options, int_in, open_kb, print_json
+
+MAX_RESULTS = 1000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("words", nargs="+", help="words to look for in API names, notes and caveats")
-    parser.add_argument("-n", "--limit", type=int, default=20, help="show at most N results (default 20)")
+    parser.add_argument("-n", "--limit", type=int_in(1, MAX_RESULTS), default=20, help="show at most N results (default 20)")
     add_db_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        from kb.errors import MsmapError
+    from kb.errors import MsmapError
+    from kb.search import check_query
 
-        raise MsmapError(f"--limit must be at least 1, got {args.limit}")
+    try:
+        check_query(" ".join(args.words))
+    except ValueError as exc:
+        raise MsmapError(f"argument words: {exc}") from None
     kb = open_kb(args)
     results = kb.search(" ".join(args.words), args.limit)
     if args.json:

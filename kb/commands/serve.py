@@ -15,10 +15,12 @@ INSTALL = 'pip install "msmap[serve]"'
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from kb.commands._common import db_file, int_in
+
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8001, help="port to listen on (default 8001; 0 picks a free one)")
-    parser.add_argument("--db", metavar="PATH",
+    parser.add_argument("--port", type=int_in(0, 65535), default=8001, help="port to listen on (default 8001; 0 picks a free one)")
+    parser.add_argument("--db", metavar="PATH", type=db_file,
                         help="SQLite knowledge base to serve (default: built from data/ into the cache)")
 
 
@@ -45,9 +47,6 @@ def command(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if not datasette_available():
         sys.stderr.write(f"msmap serve: Datasette is not installed; install it with: {INSTALL}\n")
-        return 2
-    if not 0 <= args.port <= 65535:
-        sys.stderr.write(f"msmap serve: --port must be between 0 and 65535, got {args.port}\n")
         return 2
     cmd = command(args)
     if args.host not in ("127.0.0.1", "localhost", "::1"):

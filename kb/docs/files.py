@@ -1,15 +1,22 @@
 """Write a generated file set into a folder, or compare the folder against it.
 
-Only files whose bytes change are written.  The generated subfolders (``api/``,
-``tables/``) belong to the generator: Markdown files in them that it no longer
-produces are stale and removed.  Everything else in the folder is left alone.
+A folder msmap generates carries a marker file, ``.msmap-docs``, listing every file it wrote.
+``msmap docs`` writes only into a new or empty folder, or one with the marker (``--force``
+adopts a folder without it); it rewrites only the files whose bytes change, and removes only
+files the marker lists that it no longer generates.  Files it did not write - a hand-written
+page beside the generated ones - are never overwritten unless generated under the same name,
+and never removed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.docs.links import OWNED_DIRS
+from kb.errors import MsmapError
+
+MARKER = ".msmap-docs"
+MARKER_HEAD = ("# Written by 'msmap docs'. It rewrites and removes only the files listed below;\n"
+               "# other files in this folder are left alone. Delete this file to stop msmap writing here.\n")
 
 
 @dataclass
@@ -19,13 +26,20 @@ class Changes:
     unchanged: int = 0
 
 
+def listed(out: Path) -> list[str] | None:
+    """The files the marker lists (relative paths), or None when the folder has no marker."""
+    try:
+        text = (out / MARKER).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MsmapError(f"{out / MARKER}: cannot read the marker: {exc}") from None
+    names = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [n for n in names if not Path(n).is_absolute() and ".." not in Path(n).parts]
+
+
 def _stale(out: Path, files: dict[str, str]) -> list[str]:
-    found = []
-    for sub in OWNED_DIRS:
-        folder = out / sub
-        if folder.is_dir():
-            found += [f"{sub}/{p.name}" for p in sorted(folder.glob("*.md")) if f"{sub}/{p.name}" not in files]
-    return found
+    return sorted(rel for rel in listed(out) or [] if rel not in files and (out / rel).is_file())
 
 
 def diff(out: Path, files: dict[str, str]) -> list[tuple[str, str]]:
@@ -38,20 +52,43 @@ def diff(out: Path, files: dict[str, str]) -> list[tuple[str, str]]:
         elif path.read_bytes() != text.encode("utf-8"):
             problems.append((rel, "differs"))
     problems += [(rel, "stale") for rel in _stale(out, files)]
+    if out.is_dir() and listed(out) is None:
+        problems.append((MARKER, "missing (msmap did not generate this folder)"))
     return sorted(problems)
 
 
-def sync(out: Path, files: dict[str, str]) -> Changes:
+def check_writable(out: Path, force: bool = False) -> None:
+    """Refuse a folder that holds files and no marker, unless ``force``."""
+    if out.exists() and not out.is_dir():
+        raise MsmapError(f"{out} exists and is not a folder")
+    if force or not out.is_dir() or listed(out) is not None:
+        return
+    others = sorted(p.name for p in out.iterdir())
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise MsmapError(f"{out} holds files msmap did not generate ({shown}) and no {MARKER} marker; "
+                         "choose a new or empty folder with --out, or pass --force to write the docs "
+                         "there anyway (other files are kept)")
+
+
+def sync(out: Path, files: dict[str, str], force: bool = False) -> Changes:
+    check_writable(out, force)
     changes = Changes()
+    stale = _stale(out, files) if out.is_dir() else []
     for rel, text in files.items():
         path, data = out / rel, text.encode("utf-8")
         if path.is_file() and path.read_bytes() == data:
             changes.unchanged += 1
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            path.unlink()  # replace the link itself, never write through it
         path.write_bytes(data)
         changes.written.append(rel)
-    for rel in _stale(out, files):
+    for rel in stale:
         (out / rel).unlink()
         changes.removed.append(rel)
+    marker = MARKER_HEAD + "".join(f"{rel}\n" for rel in sorted(files))
+    if not (out / MARKER).is_file() or (out / MARKER).read_text(encoding="utf-8") != marker:
+        (out / MARKER).write_text(marker, encoding="utf-8")
     return changes

@@ -1,0 +1,163 @@
+"""Where ``msmap convert`` writes, and only there.
+
+- ``--out DIR``: the inputs are mirrored under DIR (a folder ``src`` becomes ``DIR/src``) as
+  they were - file modes, symlinks as symlinks (never followed), hidden files and folders -
+  apart from the converted files.  Virtual environments, ``__pycache__``, ``node_modules`` and
+  ``site-packages`` are not copied.  DIR may not overlap an input (inside it, or the folder that
+  holds it, where the "copy" would be the originals): that is ``--in-place``'s job.
+- ``--in-place``: a file is replaced only when it is a regular file the user may write; a
+  symlink is never written through (its target is converted where it lies, if it is in the tree).
+- Every file is written to a temporary file beside it and renamed over it, so a run that is
+  killed leaves each file either as it was or converted, never half-written; nothing is
+  written through a symlink out of DIR.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Iterator, Optional
+
+from kb.errors import MsmapError
+
+NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def check_out(roots: list[Path], out: Path) -> None:
+    """Refuse an ``--out`` folder that overlaps an input (exit 2)."""
+    real_out = Path(os.path.realpath(out))
+    for root in roots:
+        real = Path(os.path.realpath(root))
+        dest = Path(os.path.realpath(destination(root, [root], out)))
+        if _within(dest, real) or _within(real, dest) or (root.is_dir() and _within(real_out, real)):
+            raise MsmapError(f"--out {out} overlaps the input {root}: the copy would "
+                             f"{'replace the originals' if dest == real else 'land inside the input'}; "
+                             "choose a folder outside it (or use --in-place to rewrite the files themselves)")
+
+
+def destination(path: Path, roots: list[Path], out: Path) -> Path:
+    """Where ``path`` (one of ``roots`` or below one) goes under ``out``."""
+    for root in roots:
+        if root.is_dir() and not root.is_symlink():
+            try:
+                return out / Path(os.path.abspath(root)).name / Path(os.path.abspath(path)).relative_to(
+                    os.path.abspath(root))
+            except ValueError:
+                continue
+    return out / path.name
+
+
+def write_copy(target: Path, data: bytes, like: Path, out: Path) -> Optional[str]:
+    """Write ``data`` at ``target`` under ``out`` with the mode of ``like``; None or why not."""
+    problem = _outside(target, out)
+    if problem:
+        return problem
+    return _replace(target, like, data)
+
+
+def write_in_place(path: Path, data: bytes) -> Optional[str]:
+    """Rewrite ``path`` with ``data``; None, or why the file was left as it is."""
+    if path.is_symlink():
+        return "is a symlink: not written through (convert the file it points to, where it lies)"
+    if not os.access(path, os.W_OK):
+        return "read-only: not rewritten (make it writable, or use --out)"
+    return _replace(path, path, data)
+
+
+def _replace(target: Path, like: Path, data: Optional[bytes] = None) -> Optional[str]:
+    """Put ``data`` (default: a copy of ``like``) at ``target`` with the mode of ``like``."""
+    try:
+        mode = stat.S_IMODE(os.stat(like).st_mode)
+    except OSError:
+        mode = 0o644
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".msmap")
+    except OSError as exc:
+        return f"cannot write {target}: {exc.strerror or exc}"
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if data is None:
+                with open(like, "rb") as source:
+                    shutil.copyfileobj(source, handle)
+            else:
+                handle.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return f"cannot write {target}: {exc.strerror or exc}"
+    return None
+
+
+def _outside(target: Path, out: Path) -> Optional[str]:
+    """Why writing ``target`` would leave ``out`` (a symlinked folder on the way), or None."""
+    real_out = os.path.realpath(out)
+    real = os.path.realpath(target.parent)
+    if real != real_out and not real.startswith(real_out.rstrip(os.sep) + os.sep):
+        return f"not written: {target.parent} leads out of {out} through a symlink"
+    return None
+
+
+def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iterator[tuple[str, str]]:
+    """Mirror the input folders under ``out``, except the files in ``written`` (already converted
+    or copied): yields (path, problem) for each entry that could not be copied or was skipped."""
+    for root in roots:
+        if not root.is_dir() or root.is_symlink():
+            continue
+        for folder, dirs, files in os.walk(root, followlinks=False, onerror=lambda exc: None):
+            here = Path(folder)
+            keep = []
+            for name in sorted(dirs):
+                source = here / name
+                if name in NOT_COPIED or name in ("venv", ".venv") or os.path.exists(source / "pyvenv.cfg") \
+                        or excluded(source, root):
+                    continue
+                if source.is_symlink():
+                    problem = copy_entry(source, destination(source, roots, out), out)
+                    if problem:
+                        yield str(source), problem
+                    continue
+                keep.append(name)
+                target = destination(source, roots, out)
+                if not _outside(target, out):
+                    target.mkdir(parents=True, exist_ok=True)  # empty folders are part of the tree too
+            dirs[:] = keep
+            for name in sorted(files):
+                source = here / name
+                if str(source) in written or excluded(source, root):
+                    continue
+                problem = copy_entry(source, destination(source, roots, out), out)
+                if problem:
+                    yield str(source), problem
+
+
+def copy_entry(source: Path, target: Path, out: Path) -> Optional[str]:
+    """Copy one file or symlink as it is (a symlink stays a symlink); None or why not."""
+    problem = _outside(target, out)
+    if problem:
+        return problem
+    try:
+        info = os.lstat(source)
+        if stat.S_ISLNK(info.st_mode):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink() or target.exists():
+                if target.is_dir() and not target.is_symlink():
+                    return f"not copied: {target} is a folder"
+                target.unlink()
+            os.symlink(os.readlink(source), target)
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return "skipped: not a regular file (FIFO, device or socket)"
+    except OSError as exc:
+        return f"cannot copy: {exc.strerror or exc}"
+    return _replace(target, source)

@@ -1,0 +1,36 @@
+"""msmap docs writes only into a folder it generated (its .msmap-docs marker), and never deletes a
+file it did not create."""
+from __future__ import annotations
+
+from tests.reliability.conftest import msmap, one_line_error
+
+
+def test_a_folder_with_user_files_is_refused(env, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# My project\n")
+    (docs / "guide.md").write_text("how to use it\n")
+    done = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=120)
+    one_line_error(done, 2, "docs", "--force")
+    assert (docs / "index.md").read_text() == "# My project\n" and (docs / "guide.md").exists()
+
+
+def test_force_writes_the_docs_and_keeps_the_other_files(env, tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "api").mkdir(parents=True)
+    (docs / "guide.md").write_text("how to use it\n")
+    (docs / "api" / "notes.md").write_text("my notes\n")
+    assert msmap(env, "docs", "--out", str(docs), "--no-readme", "--force", timeout=120).returncode == 0
+    assert (docs / ".msmap-docs").is_file() and (docs / "index.md").is_file()
+    assert (docs / "guide.md").read_text() == "how to use it\n"
+    assert (docs / "api" / "notes.md").read_text() == "my notes\n"
+    again = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=120)  # now marked: no --force
+    assert again.returncode == 0, again.stderr
+    assert (docs / "api" / "notes.md").read_text() == "my notes\n"
+
+
+def test_a_new_or_empty_folder_needs_no_force(env, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "new", tmp_path / "empty"):
+        assert msmap(env, "docs", "--out", str(folder), "--no-readme", timeout=120).returncode == 0
+        assert (folder / ".msmap-docs").is_file()
