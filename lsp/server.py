@@ -20,7 +20,7 @@ from kb import __version__
 from lsp import actions, lookups
 from lsp.diagnostics import DiagnosticCache
 from lsp.documents import DocumentStore, is_python
-from lsp.protocol import MsmapProtocol
+from lsp.protocol import DROPPED, REJECTED, MsmapProtocol, converter
 from lsp.publisher import Publisher
 from lsp.safety import guarded
 from lsp.settings import ServerSettings, parse_settings, section_of
@@ -30,7 +30,7 @@ log = logging.getLogger("lsp.server")
 
 class MsmapServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("msmap", __version__, protocol_cls=MsmapProtocol)
+        super().__init__("msmap", __version__, protocol_cls=MsmapProtocol, converter_factory=converter)
         self.db_path: Optional[Path] = None
         self.settings = ServerSettings()
         self.cache = DiagnosticCache(self.settings)
@@ -132,6 +132,17 @@ server = MsmapServer()
 def timed(name: str, started: float) -> None:
     if log.isEnabledFor(logging.DEBUG):
         log.debug("timing %s %.3f ms", name, (time.perf_counter() - started) * 1000)
+
+
+@server.feature(REJECTED)
+def rejected(ls: MsmapServer, error: Exception) -> None:
+    """A request the protocol could not accept (``lsp.protocol``): answered with its error."""
+    raise error
+
+
+@server.feature(DROPPED)
+def dropped(ls: MsmapServer, params: Any) -> None:
+    """A notification after ``shutdown``: ignored."""
 
 
 @server.feature(types.INITIALIZE)

@@ -42,6 +42,5 @@ def run(args: argparse.Namespace) -> int:
             server.start_tcp(host, port)
         except OSError as exc:  # a host that does not resolve, a port in use or not allowed
             raise MsmapError(f"--tcp {host}:{port}: cannot listen: {exc.strerror or exc}") from None
-    else:
-        start_stdio(server)
-    return 0
+        return 0
+    return start_stdio(server)  # 0 after shutdown then exit, 1 otherwise

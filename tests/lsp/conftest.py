@@ -24,7 +24,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 ROOT = Path(__file__).resolve().parents[2]
 LSP_DATA = ROOT / "tests" / "lsp" / "data"
-TIMEOUT = 20.0
+TIMEOUT = float(os.environ.get("MSMAP_TEST_TIMEOUT", "20"))
 VSCODE, NEOVIM = "visual-studio-code", "neovim@v0.7.0"
 
 
