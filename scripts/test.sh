@@ -3,9 +3,25 @@
 # Used by the README's test command and by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
 
-echo "== python packages"
+# Python packages go into the checkout's own virtual environment, .venv/ (created here when
+# missing; PYTHON=/path/to/python uses another interpreter instead), never into the system Python.
+if [ -n "${PYTHON:-}" ]; then
+  PY="$PYTHON"
+else
+  if [ ! -x .venv/bin/python ]; then
+    echo "== virtual environment: .venv"
+    if ! python3 -m venv .venv; then  # Debian/Ubuntu ship venv's pip separately
+      rm -rf .venv
+      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv .venv
+    fi
+  fi
+  PY="$PWD/.venv/bin/python"
+  export PATH="$PWD/.venv/bin:$PATH"  # msmap, pytest and friends from .venv for every later step
+fi
+
+echo "== python packages (into $("$PY" -c 'import sys; print(sys.prefix)'))"
 # torch: only ever the pinned CPU wheel (an unpinned torch pulls gigabytes of CUDA packages).
 # mindspore 2.10 is compiled against NumPy 1: keep numpy<2.
 "$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0" "mindspore==2.10.0" "numpy<2"
@@ -16,6 +32,9 @@ if ! command -v nvim >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq neovim >/dev/null
 fi
 nvim --version | head -1
+if [ "$(id -u)" = 0 ] && ! command -v setpriv >/dev/null 2>&1; then  # tests/reliability drop root's
+  apt-get update -qq && apt-get install -y -qq util-linux >/dev/null  # file-permission override with it
+fi
 
 if [ -f vscode-extension/ci.sh ]; then
   echo "== vscode extension"
