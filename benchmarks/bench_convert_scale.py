@@ -52,7 +52,8 @@ def main() -> int:
                 text = source(n, one_line)
                 engine = Engine(kb, EngineSettings())  # a fresh engine: no caches from the last size
                 result = convert_source(engine, text)
-                seconds = best(lambda: convert_source(Engine(kb, EngineSettings()), text), 3 if n < 16000 else 1)
+                runs = 3 if n < 16000 else 1
+                seconds = best(lambda text=text: convert_source(Engine(kb, EngineSettings()), text), runs)
                 per_call[n] = seconds / n
                 print(f"{shape:<10}{n:>8}{seconds:>10.2f}{per_call[n] * 1e6:>10.0f}"
                       f"{result.found - len(result.left):>11}")

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import KBDATA, ROOT
 
+
 @pytest.fixture(scope="session")
 def built_db(tmp_path_factory) -> Path:
     """A knowledge base built once from tests/kbdata (copy it before breaking it)."""
