@@ -36,6 +36,23 @@ def int_in(low: int, high: int, what: str = "") -> Callable[[str], int]:
 JOBS = int_in(0, MAX_JOBS, " (0: all cores)")
 
 
+def float_in(low: float, high: float, low_open: bool = False) -> Callable[[str], float]:
+    """A finite number in [low, high] (or (low, high] with ``low_open``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text[:40]!r}") from None
+        if not (low < value if low_open else low <= value) or not value <= high:
+            bound = "more than" if low_open else "at least"
+            raise argparse.ArgumentTypeError(f"must be {bound} {low:g} and at most {high:g}, got {text[:40]}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
 def megabytes(text: str) -> int:
     """A size in megabytes (decimals allowed), as a byte count."""
     try:

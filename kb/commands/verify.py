@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from kb.commands._common import print_json
+from kb.commands._common import float_in, int_in, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -12,11 +12,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", required=True, metavar="SPEC", dest="inputs",
                         help="one per forward argument: SHAPE[:DTYPE[:HIGH|:LOW:HIGH]] or =VALUES[:DTYPE], "
                              "e.g. 1,3,32,32 or 2,8:int64:100 or =12,9:int64")
-    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
-    parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the torch model (default 0)")
+    parser.add_argument("--rtol", type=float_in(0, 1e6), default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--atol", type=float_in(0, 1e6), default=1e-5, help="absolute tolerance (default 1e-5)")
+    parser.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0, help="seed of the inputs and of the torch model (default 0)")
     parser.add_argument("--grad", action="store_true", help="also compare gradients of sum(outputs) per parameter")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds for both processes (default 300)")
+    parser.add_argument("--timeout", type=float_in(0, 86_400, low_open=True), default=300.0, help="seconds for both processes (default 300)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
 

@@ -19,6 +19,10 @@ BAD = [
     (["lsp", "--tcp", "localhost:99999"], "--tcp"),
     (["lsp", "--tcp", "no-port"], "--tcp"),
     (["probe", "--jobs", "0"], "--jobs"),
+    (["verify", "a.py:Net()", "b.py:Net()", "--input", "1", "--rtol", "-1"], "--rtol"),
+    (["verify", "a.py:Net()", "b.py:Net()", "--input", "1", "--atol", "nan"], "--atol"),
+    (["verify", "a.py:Net()", "b.py:Net()", "--input", "1", "--timeout", "0"], "--timeout"),
+    (["verify", "a.py:Net()", "b.py:Net()", "--input", "1", "--seed", "-2"], "--seed"),
 ]
 
 
