@@ -39,19 +39,19 @@ class Publisher:
     def schedule(self, uri: str, delay: Optional[float] = None) -> None:
         """Publish ``uri`` after ``delay`` seconds (default ``DELAY``); 0: once the messages already
         received are handled."""
-        doc = self.documents.get(uri)
-        if doc is None:
+        version = self.documents.version(uri)  # (not ``get``: the changes stay pending until the run)
+        if version is None:
             return
         self.cancel(uri)
         self._since.setdefault(uri, time.perf_counter())
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (unit tests): publish at once
-            self._run(uri, doc.version)
+            self._run(uri, version)
             return
         delay = self.delay if delay is None else delay
-        self._timers[uri] = loop.call_later(delay, self._run, uri, doc.version) if delay > 0 \
-            else loop.call_soon(self._run, uri, doc.version)
+        self._timers[uri] = loop.call_later(delay, self._run, uri, version) if delay > 0 \
+            else loop.call_soon(self._run, uri, version)
 
     def schedule_all(self) -> None:
         for doc in self.documents:
@@ -65,9 +65,9 @@ class Publisher:
 
     def _run(self, uri: str, version: int) -> None:
         self._timers.pop(uri, None)
-        doc = self.documents.get(uri)
-        if doc is None or doc.version != version:
+        if self.documents.version(uri) != version:
             return  # closed, or a newer change has its own timer
+        doc = self.documents.get(uri)
         self._publish(uri, doc, version)
 
     def _publish(self, uri: str, doc: Any, version: int) -> None:

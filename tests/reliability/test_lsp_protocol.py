@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -37,6 +38,7 @@ class RawClient:
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ROOT)
         self.messages: queue.Queue = queue.Queue()
         self.seen: list[dict] = []
+        self.arrived: dict[Any, float] = {}  # response id -> when it was read (perf_counter)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -52,7 +54,10 @@ class RawClient:
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = int(value)
-            self.messages.put(json.loads(stream.read(length)))
+            message = json.loads(stream.read(length))
+            if "method" not in message:
+                self.arrived[json.dumps(message.get("id"))] = time.perf_counter()
+            self.messages.put(message)
 
     def send(self, *messages: Any) -> None:
         self.process.stdin.write(b"".join(m if isinstance(m, bytes) else frame(m) for m in messages))
