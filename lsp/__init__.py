@@ -1,8 +1,8 @@
 """``msmap lsp``: the language server (pygls), a thin layer over ``kb.analysis`` and ``kb.query``.
 
 - ``server``      – the server object and one short handler per LSP method / command.
-- ``settings``    – editor settings (typed, camelCase, a default for every key); ``validation``
-  checks with pydantic the settings that are not plainly valid.
+- ``settings``    – editor settings: one pydantic model (camelCase keys, a default for every key;
+  a rejected value is reported and its default used).
 - ``documents``   – open documents as engine ``Document``s, edited incrementally.
 - ``publisher``   – debounced, version-checked diagnostics per document.
 - ``diagnostics`` – engine uses -> LSP diagnostics (severity rules, kept per use between edits).

@@ -1,29 +1,24 @@
-"""Editor settings for the language server: one typed model, a default for every field.
+"""Editor settings for the language server: one pydantic model, a default for every field.
 
 Settings arrive as ``initializationOptions`` and later through
 ``workspace/didChangeConfiguration`` (either the ``msmap`` section or the whole settings
-object).  ``parse_settings`` never fails: a bad value is reported by its camelCase key and
-the default is used for that key only, while every valid key is kept.  The keys and
-defaults are a contract with the VS Code extension (see DESIGN.md).
-
-The model is a pair of frozen dataclasses, so the server starts without pydantic (importing it
-and building its validators is ~75 ms, a sixth of a cold start).  pydantic stays the validator of
-record: settings that hold anything but exactly accepted values (a wrong choice, ``"yes"`` for a
-bool, a number for a string) are validated by pydantic twins of these classes (``lsp.validation``,
-imported on first need), so coercions and messages are pydantic's.  Settings that do hold only
-exactly accepted values, as editors send them, are taken as they are: pydantic would return them
-unchanged (``tests/lsp/test_settings.py`` checks both paths agree).
+object).  Keys are camelCase (the field names are accepted too).  ``parse_settings`` never
+fails: a rejected value is reported by its camelCase key and the default is used for that key
+only, while every valid key is kept.  The keys and defaults are a contract with the VS Code
+extension (see DESIGN.md).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Literal, Optional, get_args, get_origin, get_type_hints
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Level = Literal["error", "warning", "information", "hint", "off"]
 VERSION = re.compile(r"^\d+(\.\d+){0,2}$")  # the engine's accepted form: 2, 2.3, 2.10.0
+ROUNDS = 20  # validation rounds: each drops the values pydantic rejected
 
 
 @lru_cache(maxsize=1)
@@ -38,43 +33,11 @@ def camel(name: str) -> str:
     return head + "".join(word.capitalize() for word in rest)
 
 
-def check_version(value: str) -> str:
-    if not VERSION.match(value.strip()):
-        raise ValueError(f"not a version number: {value!r}")
-    return value.strip()
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=camel, populate_by_name=True, extra="ignore", frozen=True)
 
 
-def check_url(value: str) -> str:
-    if "://" not in value:
-        raise ValueError(f"not a URL: {value!r}")
-    return value.rstrip("/")
-
-
-CHECKS: dict[str, Callable[[str], str]] = {"mindspore_version": check_version, "docs_base_url": check_url}
-
-
-class _Settings:
-    """The two pydantic methods callers of the former pydantic model use (the VS Code contract tests)."""
-
-    def model_dump(self, mode: str = "python", by_alias: bool = False) -> dict[str, Any]:
-        """The settings as a dict (pydantic's spelling; every value is JSON already, whatever ``mode``)."""
-        out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            out[camel(f.name) if by_alias else f.name] = value.model_dump(mode, by_alias) \
-                if isinstance(value, _Settings) else value
-        return out
-
-    @classmethod
-    def model_validate(cls, data: Any) -> Any:
-        """Strict validation: pydantic's ``ValidationError`` on any rejected value."""
-        from lsp.validation import strict
-
-        return strict(cls, data)
-
-
-@dataclass(frozen=True)
-class SeveritySettings(_Settings):
+class SeveritySettings(_Model):
     """How loudly each kind of finding is reported (``off`` hides it)."""
 
     no_equivalent: Level = "warning"
@@ -85,14 +48,27 @@ class SeveritySettings(_Settings):
     device_support: Level = "warning"
 
 
-@dataclass(frozen=True)
-class ServerSettings(_Settings):
+class ServerSettings(_Model):
     target_family: Literal["classic", "mint"] = "classic"
     mindspore_version: str = "2.10.0"
     device: Literal["CPU", "GPU", "Ascend"] = "Ascend"
     tensor_method_guesses: bool = True
-    severity: SeveritySettings = field(default_factory=SeveritySettings)
-    docs_base_url: str = field(default_factory=default_docs_base)
+    severity: SeveritySettings = Field(default_factory=SeveritySettings)
+    docs_base_url: str = Field(default_factory=default_docs_base)
+
+    @field_validator("mindspore_version")
+    @classmethod
+    def check_version(cls, value: str) -> str:
+        if not VERSION.match(value.strip()):
+            raise ValueError(f"not a version number: {value!r}")
+        return value.strip()
+
+    @field_validator("docs_base_url")
+    @classmethod
+    def check_url(cls, value: str) -> str:
+        if "://" not in value:
+            raise ValueError(f"not a URL: {value!r}")
+        return value.rstrip("/")
 
     def docs_url(self, torch_name: str) -> str:
         return f"{self.docs_base_url}/{torch_name}.md"
@@ -117,48 +93,36 @@ def parse_settings(raw: Any) -> tuple[ServerSettings, list[str]]:
         return ServerSettings(), []
     if not isinstance(raw, dict):
         return ServerSettings(), [f"msmap settings must be an object, got {type(raw).__name__}; using defaults"]
-    exact = exactly(ServerSettings, raw)
-    if exact is not None:
-        return exact, []
-    from lsp.validation import validate
-
-    return validate(raw)
-
-
-@lru_cache(maxsize=None)
-def hints(cls: type) -> dict[str, Any]:
-    return get_type_hints(cls)
-
-
-def exactly(cls: type, raw: dict) -> Optional[Any]:
-    """``raw`` as ``cls`` if each of its keys is unknown (ignored) or holds exactly a value the field
-    accepts; None when pydantic must decide (a value to coerce or reject, a key spelled both ways)."""
-    values = {}
-    for f in fields(cls):
-        alias = camel(f.name)
-        if alias in raw and f.name in raw and alias != f.name:
-            return None
-        key = alias if alias in raw else f.name
-        if key not in raw:
-            continue
-        value = accepted(hints(cls)[f.name], raw[key], CHECKS.get(f.name))
-        if value is None:
-            return None
-        values[f.name] = value
-    return cls(**values)
+    data = _copy(raw)
+    warnings: list[str] = []
+    for _ in range(ROUNDS):
+        try:
+            return ServerSettings.model_validate(data), warnings
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = [str(p) for p in err["loc"] if isinstance(p, str)]
+                warnings.append(f"invalid msmap setting '{_camel(loc)}': {err['msg']}; using the default")
+                _drop(data, loc)
+    return ServerSettings(), warnings  # pragma: no cover - defensive
 
 
-def accepted(kind: Any, value: Any, check: Optional[Callable[[str], str]]) -> Optional[Any]:
-    """``value`` as the field of type ``kind`` keeps it, or None unless it is exactly acceptable."""
-    if is_dataclass(kind):
-        return exactly(kind, value) if type(value) is dict else None
-    if get_origin(kind) is Literal:
-        return value if type(value) is str and value in get_args(kind) else None
-    if type(value) is not kind or kind not in (bool, str):
-        return None
-    if check is None:
-        return value
-    try:
-        return check(value)
-    except ValueError:
-        return None
+def _camel(loc: list[str]) -> str:
+    return ".".join(camel(p) if "_" in p else p for p in loc)
+
+
+def _copy(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _copy(v) for k, v in obj.items()}
+    return obj
+
+
+def _drop(data: dict[str, Any], loc: list[str]) -> None:
+    """Remove the value at ``loc`` (spelled as alias or field name) so its default applies."""
+    node: Any = data
+    for key in loc[:-1]:
+        node = node.get(camel(key), node.get(key)) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or not loc:
+        data.clear()  # cannot tell which value was wrong: use every default
+        return
+    for key in (loc[-1], camel(loc[-1])):
+        node.pop(key, None)
