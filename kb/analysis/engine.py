@@ -21,6 +21,7 @@ from kb.analysis.document import Document
 from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
+from kb.analysis.featuretests import RECORD as FEATURE_TEST, TITLE as FEATURE_TEST_TITLE, feature_tests
 from kb.analysis.narrowing import branch_renames
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.rewrite import (
@@ -236,6 +237,7 @@ class Engine:
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         self._add_branch_renames(sites, uses)
+        uses += [self._feature_test(call, source) for call in feature_tests(root, source, resolver.imports)]
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
         for use in uses:  # a method of a migrated class is fixed by its class's migration
@@ -251,6 +253,14 @@ class Engine:
             use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
         return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
                             (resolver, skip), resolver.has_torch_imports)
+
+    def _feature_test(self, call: Any, source: bytes) -> Use:
+        """``hasattr(torch, 'compiler')`` is False after migration (featuretests.py)."""
+        span = _range(source, call.start_byte, call.end_byte)
+        use = Use("hasattr", "call", span, FEATURE_TEST, None, "direct", title=FEATURE_TEST_TITLE,
+                  edits=[TextEdit(call.start_byte, call.end_byte, "False")])
+        use.call_span = (call.start_byte, call.end_byte)
+        return use
 
     def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
         """``m.weight`` -> ``m.gamma`` inside ``if isinstance(m, nn.BatchNorm2d):`` (narrowing.py),

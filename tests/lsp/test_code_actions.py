@@ -42,7 +42,7 @@ class Net(ms.nn.Cell):
     def construct(self, x):
         with torch.no_grad():
             y = torch.flatten(x)
-        return ms.ops.relu(self.fc(x)).numpy()
+        return ms.ops.relu(self.fc(x)).asnumpy()
 """
 
 MIGRATED = SOURCE.replace("import torch\n", "import mindspore as ms\nimport torch\n", 1) \
