@@ -36,6 +36,16 @@ export function toQuickPickItem(hit: SearchHit): vscode.QuickPickItem {
     };
 }
 
+/**
+ * Show the items in the server's order. VS Code sorts a quick pick's items by how
+ * well their label matches the typed text, which put `torch.alpha_dropout` before
+ * `torch.nn.Dropout` for "Dropout". `sortByLabel` turns that off; VS Code has it
+ * (proposal "quickPickSortByLabel") but @types/vscode does not declare it yet.
+ */
+function keepServerOrder(quickPick: vscode.QuickPick<vscode.QuickPickItem>): void {
+    (quickPick as vscode.QuickPick<vscode.QuickPickItem> & { sortByLabel: boolean }).sortByLabel = false;
+}
+
 async function runningClient(server: LanguageServer): Promise<LanguageClient | undefined> {
     const client = await server.ready();
     if (client === undefined) {
@@ -76,6 +86,7 @@ function pickApi(client: LanguageClient): Promise<string | undefined> {
     quickPick.placeholder = 'A torch API, for example nn.Dropout, F.relu or torch.flatten';
     quickPick.matchOnDescription = true;
     quickPick.matchOnDetail = true;
+    keepServerOrder(quickPick);
     let latest = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;
 

@@ -15,6 +15,7 @@ import {
 } from 'vscode-languageclient/node';
 import { describeError, logError, logInfo, notifyError } from './logging';
 import { selectedInterpreter } from './python';
+import { serverLogChannel } from './serverlog';
 import { currentSettings, LaunchSettings, ServerSettings, toInitializationOptions } from './settings';
 
 export const SERVER_ID = 'msmap';
@@ -132,6 +133,33 @@ export class RestartQueue {
     }
 }
 
+/** vscode-languageclient's message for a server process that exited normally. */
+export function isNormalExit(message: string): boolean {
+    return message === 'Server process exited with code 0.';
+}
+
+/** Unexpected exits within this window count towards the limit of automatic restarts. */
+export const CRASH_WINDOW_MS = 3 * 60 * 1000;
+export const MAX_AUTOMATIC_RESTARTS = 3;
+
+/**
+ * Remembers when the server stopped unexpectedly, and says whether to restart it:
+ * yes, unless it already stopped MAX_AUTOMATIC_RESTARTS times in CRASH_WINDOW_MS
+ * (a server that dies at once would otherwise restart for ever).
+ */
+export class CrashCounter {
+    private readonly times: number[] = [];
+
+    /** Record a crash at `now` (ms); true when the server should be restarted. */
+    crashed(now: number): boolean {
+        while (this.times.length > 0 && now - this.times[0] > CRASH_WINDOW_MS) {
+            this.times.shift();
+        }
+        this.times.push(now);
+        return this.times.length <= MAX_AUTOMATIC_RESTARTS;
+    }
+}
+
 class MsmapLanguageClient extends LanguageClient {
     // The server's commands (msmap.search, msmap.lookup, msmap.fixAll) are sent
     // with sendRequest. The built-in feature would also register them as VS Code
@@ -144,8 +172,13 @@ class MsmapLanguageClient extends LanguageClient {
     }
 
     // LanguageServer reports failures to the user once, with advice; the client
-    // only logs them.
+    // only logs them. A server that exits with code 0 was stopped (a restart, the
+    // window closing): the client logs that as an error too, but it is not one.
     public override error(message: string, data?: unknown): void {
+        if (isNormalExit(message)) {
+            super.info(message, data, false);
+            return;
+        }
         super.error(message, data, false);
     }
 }
@@ -162,7 +195,9 @@ function createClient(launch: ServerLaunch, initializationOptions: ServerSetting
         },
         closed: () => {
             onExit();
-            return { action: CloseAction.DoNotRestart, handled: true };
+            // LanguageServer decides whether to restart; this replaces the client's
+            // "Server will not be restarted." in the log.
+            return { action: CloseAction.DoNotRestart, handled: true, message: 'The connection to the language server closed.' };
         },
     };
     const clientOptions: LanguageClientOptions = {
@@ -171,7 +206,7 @@ function createClient(launch: ServerLaunch, initializationOptions: ServerSetting
             { scheme: 'untitled', language: 'python' },
         ],
         initializationOptions,
-        outputChannel: channel,
+        outputChannel: serverLogChannel(channel),
         traceOutputChannel: channel,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
         errorHandler,
@@ -185,6 +220,7 @@ function createClient(launch: ServerLaunch, initializationOptions: ServerSetting
 export class LanguageServer {
     private client: LanguageClient | undefined;
     private stopped = false;
+    private readonly crashes = new CrashCounter();
     private readonly restarts = new RestartQueue(() => this.replaceClient());
 
     constructor(private readonly channel: vscode.LogOutputChannel) {}
@@ -256,13 +292,19 @@ export class LanguageServer {
 
     // Called by the client when its server exits or its connection breaks. Exits
     // during start-up are reported by replaceClient, and deliberate stops do not
-    // reach this point.
+    // reach this point. The server is restarted at once, unless it keeps crashing.
     private onExit(client: LanguageClient): void {
         if (client !== this.client) {
             return;
         }
         this.client = undefined;
-        void notifyError('msmap: the language server stopped unexpectedly.', RESTART).then((picked) => {
+        if (this.crashes.crashed(Date.now())) {
+            void notifyError('msmap: the language server stopped unexpectedly; it was restarted.');
+            void this.restart('the server stopped unexpectedly');
+            return;
+        }
+        void notifyError(`msmap: the language server stopped unexpectedly ${MAX_AUTOMATIC_RESTARTS + 1} times ` +
+            'in 3 minutes; it was not restarted.', RESTART).then((picked) => {
             if (picked === RESTART) {
                 void this.restart('after the server stopped');
             }

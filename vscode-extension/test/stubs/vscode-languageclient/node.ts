@@ -57,4 +57,6 @@ export class LanguageClient {
     registerFeature(): void {}
 
     error(): void {}
+
+    info(): void {}
 }
