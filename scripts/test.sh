@@ -51,6 +51,13 @@ if "$PY" -m kb docs --help >/dev/null 2>&1; then
   "$PY" -m kb docs --check
 fi
 
+# ---- VS Code extension end to end (helper vscode): the .vsix in a real code-server + Chromium.
+# Installs Node 24, code-server and apt packages once (cached under ~/.cache/msmap-e2e), then
+# runs tests/e2e, which the plain pytest run below does not collect.
+echo "== vscode extension end to end"
+PYTHON="$PY" bash scripts/e2e.sh
+# ---- end of the VS Code end-to-end section
+
 echo "== tests"
 export MSMAP_NO_SKIP=1  # a missing install step must fail, not skip
 "$PY" -m pytest -q -p no:cacheprovider "$@"
