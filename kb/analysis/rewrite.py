@@ -186,6 +186,8 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
 
 def _adapter_edits(site: Site, choice: TargetChoice, alias: str, source: bytes, why: Blocked) -> list[TextEdit]:
     """The reference renamed to a torch-signature adapter, defined once in the file (adapters.py)."""
+    if _root(site.node).has_error:  # where to write the adapter is not known in a broken file
+        raise why
     try:
         definition = adapter(site.record, choice.target, alias, spelled(str(choice.api), alias))
     except Blocked as blocked:

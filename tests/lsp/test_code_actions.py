@@ -133,7 +133,7 @@ async def test_fix_all_command_applies_through_the_client(client):
     uri, _ = await opened(client)
     count = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="msmap.fixAll", arguments=[uri]))
-    assert count == 4  # Linear, GELU, the class (base and forward), relu
+    assert count == 5  # Linear, GELU, the class (base and forward), relu, .numpy() of a known tensor
     applied = client.applied_edits[-1]
     assert applied.label == "Fix all msmap issues in file"
     assert result_of(applied, uri) == FIXED_ALL
