@@ -5,7 +5,8 @@ wraps them as LSP ``CodeAction``s and ``WorkspaceEdit``s.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from lsprotocol import types
 
@@ -17,14 +18,14 @@ FIX_ALL_TITLE = "Fix all msmap issues in file"
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite, FIX_ALL_KIND]
 
 
-def wanted(kind: str, only: Optional[Iterable[str]]) -> bool:
+def wanted(kind: str, only: Iterable[str] | None) -> bool:
     """LSP kinds are hierarchical: ``source.fixAll`` asks for ``source.fixAll.msmap`` too."""
     if not only:
         return True
     return any(kind == o or kind.startswith(o + ".") for o in only)
 
 
-def workspace_edit(uri: str, version: Optional[int], edits: Iterable[Any], versioned: bool) -> types.WorkspaceEdit:
+def workspace_edit(uri: str, version: int | None, edits: Iterable[Any], versioned: bool) -> types.WorkspaceEdit:
     text_edits = [types.TextEdit(range=lsp_range(e.range), new_text=e.new_text) for e in edits]
     if versioned:
         doc = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
@@ -50,21 +51,21 @@ def quick_fixes(analysis: Any, start: int, end: int, diagnostics: list[types.Dia
     return out
 
 
-def class_at(root: Any, offset: int) -> Optional[Any]:
+def class_at(root: Any, offset: int) -> Any | None:
     node = root.named_descendant_for_byte_range(offset, offset)
     while node is not None and node.type != "class_definition":
         node = node.parent
     return node
 
 
-def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> Optional[types.CodeAction]:
+def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> types.CodeAction | None:
     """'Migrate class X to MindSpore Cell' for the torch-derived class around the cursor."""
     node = class_at(analysis.tree.root_node, offset)
     if node is None:
         return None
     base = next((u for u in analysis.uses if u.kind == "class_base" and u.group == node.start_byte), None)
     fix = analysis.fix(base) if base is not None else None
-    if fix is None:
+    if base is None or fix is None:
         return None
     name_node = node.child_by_field_name("name")
     name = name_node.text.decode("utf-8", "replace") if name_node is not None else "class"
@@ -79,12 +80,12 @@ def has_safe_fix(analysis: Any) -> bool:
     return any(u.edits and not u.guess for u in analysis.uses)
 
 
-def fix_all_action(uri: str, edit: Optional[types.WorkspaceEdit] = None) -> types.CodeAction:
+def fix_all_action(uri: str, edit: types.WorkspaceEdit | None = None) -> types.CodeAction:
     return types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND, edit=edit,
                             data=None if edit is not None else {"uri": uri, "action": "fixAll"})
 
 
-def fix_all_edit(engine: Any, document: Any, versioned: bool) -> tuple[Optional[types.WorkspaceEdit], int]:
+def fix_all_edit(engine: Any, document: Any, versioned: bool) -> tuple[types.WorkspaceEdit | None, int]:
     """The whole-file edit of ``Engine.fix_all`` and how many fixes it applies."""
     result = engine.fix_all(document)
     edit = result.edit()

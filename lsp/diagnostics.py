@@ -20,7 +20,8 @@ reused by the document's next publication while the use is at the same place.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from lsprotocol import types
 
@@ -33,7 +34,7 @@ BEHAVIOUR = frozenset({"param_semantics_differ", "defaults_differ", "torch_more_
 LOUD_CAVEATS = ("error", "warning")
 
 
-def severity_key(use: Any) -> tuple[str, Optional[str]]:
+def severity_key(use: Any) -> tuple[str, str | None]:
     """(settings key, caveat id that decided it, if one did)."""
     if use.guess:
         return "guess", None
@@ -62,13 +63,13 @@ def message(use: Any) -> str:
     return f"{use.torch_name} → {use.api}{fallback}" + (f": {detail}" if detail else "")
 
 
-def _without_relation(reason: str, relation: Optional[str]) -> str:
+def _without_relation(reason: str, relation: str | None) -> str:
     """The engine's reason for a manual rewrite starts with the relation's words ("defaults differ: ...")."""
     words = f"{(relation or '').replace('_', ' ')}: "
     return reason[len(words):] if relation and reason.startswith(words) else reason
 
 
-def device_problem(use: Any, device: str) -> Optional[str]:
+def device_problem(use: Any, device: str) -> str | None:
     """A probe result saying the chosen target has no kernel on ``device``, if recorded."""
     target = use.target or {}
     for probe in target.get("probes") or []:
@@ -120,7 +121,7 @@ class DiagnosticCache:
         self._parts: dict[tuple, list[dict[str, Any]]] = {}
         self._last: dict[str, dict[tuple, list[types.Diagnostic]]] = {}  # uri -> its last publication, by use key
 
-    def diagnostics(self, uses: Iterable[Any], uri: Optional[str] = None) -> list[types.Diagnostic]:
+    def diagnostics(self, uses: Iterable[Any], uri: str | None = None) -> list[types.Diagnostic]:
         previous = self._last.get(uri, {}) if uri is not None else {}
         current: dict[tuple, list[types.Diagnostic]] = {}
         out: list[types.Diagnostic] = []

@@ -8,11 +8,11 @@ updated once, with one incremental re-parse for the whole run of changes.  A sto
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis import Document
 from kb.analysis.text import LineIndex, encode
-
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -33,7 +33,7 @@ class DocumentStore:
     def __iter__(self):
         return iter([self.get(uri) for uri in list(self._docs)])
 
-    def get(self, uri: str) -> Optional[Document]:
+    def get(self, uri: str) -> Document | None:
         """The document, up to date with every change received."""
         doc = self._docs.get(uri)
         pending = self._pending.pop(uri, None)
@@ -41,7 +41,7 @@ class DocumentStore:
             doc.update(pending, doc.version)
         return doc
 
-    def version(self, uri: str) -> Optional[int]:
+    def version(self, uri: str) -> int | None:
         doc = self._docs.get(uri)
         return None if doc is None else doc.version
 

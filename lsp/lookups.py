@@ -1,7 +1,7 @@
 """Hover cards, `msmap.lookup` and `msmap.search`: what the knowledge base says about a name."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from lsprotocol import types
 
@@ -11,7 +11,7 @@ from lsp.settings import ServerSettings
 
 
 def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
-             kind: types.MarkupKind = types.MarkupKind.Markdown) -> Optional[types.Hover]:
+             kind: types.MarkupKind = types.MarkupKind.Markdown) -> types.Hover | None:
     from lsp import markdown  # the cards are not needed before the first hover: kept off the start-up path
 
     document = analysis.document
@@ -31,7 +31,7 @@ def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
     return _hover(text, lsp_range(document.lines.range(start, end)), kind)
 
 
-def card_for(kb: Any, name: str, settings: ServerSettings) -> Optional[str]:
+def card_for(kb: Any, name: str, settings: ServerSettings) -> str | None:
     """``msmap.lookup``: the card of a typed name (torch or MindSpore), or None."""
     from lsp import markdown
 

@@ -7,7 +7,7 @@ touches the DB or the editor; the inputs are the records documented in DESIGN.md
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from kb.phrases import range_text
 from kb.query import in_range
@@ -17,7 +17,7 @@ SEVERITY_ICON = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
 PASSED = {"pass", "passed"}  # kb.check results: pass | drift | not_checkable
 
 
-def code(text: Optional[str]) -> str:
+def code(text: str | None) -> str:
     """Inline code that survives backticks and table pipes in the text."""
     if not text:
         return "—"
@@ -27,10 +27,10 @@ def code(text: Optional[str]) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def version_range(rng: Optional[dict[str, Any]]) -> str:
+def version_range(rng: dict[str, Any] | None) -> str:
     return range_text(rng, "mindspore", "≥", "")
 
-def applies(rng: Optional[dict[str, Any]], version: Optional[str]) -> bool:
+def applies(rng: dict[str, Any] | None, version: str | None) -> bool:
     rng = rng or {}
     return version is None or in_range(version, rng.get("since"), rng.get("until"))
 
@@ -40,7 +40,7 @@ def family_order(targets: list[dict[str, Any]], family: str) -> list[dict[str, A
     return sorted(targets, key=lambda t: t["family"] != family)
 
 
-def primary_target(rec: dict[str, Any], family: str, version: Optional[str]) -> Optional[dict[str, Any]]:
+def primary_target(rec: dict[str, Any], family: str, version: str | None) -> dict[str, Any] | None:
     """The target an editor should suggest: configured family, valid for the version."""
     ranked = family_order(rec.get("targets") or [], family)
     for t in ranked:
@@ -62,7 +62,7 @@ def check_notes(checks: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def target_line(t: dict[str, Any], version: Optional[str]) -> str:
+def target_line(t: dict[str, Any], version: str | None) -> str:
     label = FAMILY_LABEL.get(t["family"], t["family"])
     api = code(t.get("api")) if t.get("api") else "*no equivalent*"
     parts = [f"**{label}:** {api} — `{t['relation']}`"]
@@ -89,7 +89,7 @@ def param_table(params: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
-def caveat_lines(caveats: list[dict[str, Any]], version: Optional[str]) -> list[str]:
+def caveat_lines(caveats: list[dict[str, Any]], version: str | None) -> list[str]:
     out = []
     for c in caveats:
         head = f"- {SEVERITY_ICON.get(c['severity'], '')} **{c['severity']}** — **{c['title']}**"
@@ -101,12 +101,8 @@ def caveat_lines(caveats: list[dict[str, Any]], version: Optional[str]) -> list[
     return out
 
 
-def _short(name: Optional[str]) -> str:
-    return (name or "").rsplit(".", 1)[-1]
-
-
-def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional[str] = None,
-                 device: Optional[str] = None) -> str:
+def mapping_card(rec: dict[str, Any], family: str = "classic", version: str | None = None,
+                 device: str | None = None) -> str:
     """The hover card of a torch API record."""
     lines = [f"**{rec['torch']}** · {rec.get('kind') or 'api'} · {rec.get('namespace') or ''}".rstrip(" ·"), ""]
     targets = family_order(rec.get("targets") or [], family)
@@ -132,8 +128,8 @@ def mapping_card(rec: dict[str, Any], family: str = "classic", version: Optional
     return "\n".join(lines).strip() + "\n"
 
 
-def performance_line(rows: list[dict[str, Any]], family: str, version: Optional[str],
-                     device: Optional[str]) -> Optional[str]:
+def performance_line(rows: list[dict[str, Any]], family: str, version: str | None,
+                     device: str | None) -> str | None:
     """A measured cliff for the configured family, version and device; on a device without timings,
     "not measured" beside the CPU cliff (never an estimate).  None when nothing crosses a threshold."""
     from kb import timings
@@ -151,7 +147,7 @@ def performance_line(rows: list[dict[str, Any]], family: str, version: Optional[
     return None
 
 
-def _tables_for(rec: dict[str, Any], family: str, version: Optional[str]) -> list[dict[str, Any]]:
+def _tables_for(rec: dict[str, Any], family: str, version: str | None) -> list[dict[str, Any]]:
     """Parameter tables: the first valid target with parameters, per family."""
     shown: dict[str, dict[str, Any]] = {}
     for t in family_order(rec.get("targets") or [], family):
@@ -164,7 +160,7 @@ def _tables_for(rec: dict[str, Any], family: str, version: Optional[str]) -> lis
     return list(shown.values())
 
 
-def _signatures(rec: dict[str, Any], targets: list[dict[str, Any]], version: Optional[str]) -> list[str]:
+def _signatures(rec: dict[str, Any], targets: list[dict[str, Any]], version: str | None) -> list[str]:
     out = []
     if rec.get("torch_signature"):
         out.append(f"{rec['torch']}{rec['torch_signature']}")
@@ -174,7 +170,7 @@ def _signatures(rec: dict[str, Any], targets: list[dict[str, Any]], version: Opt
     return list(dict.fromkeys(out))
 
 
-def reverse_card(rec: dict[str, Any], version: Optional[str] = None) -> str:
+def reverse_card(rec: dict[str, Any], version: str | None = None) -> str:
     """The hover card of a MindSpore API: the torch APIs that map to it."""
     lines = [f"**{rec['mindspore']}** · MindSpore API", ""]
     present = rec.get("ms_versions_present") or []
@@ -194,11 +190,3 @@ def reverse_card(rec: dict[str, Any], version: Optional[str] = None) -> str:
     if rec.get("ms_signature"):
         lines += ["", "```python", f"{rec['mindspore']}{rec['ms_signature']}", "```"]
     return "\n".join(lines).strip() + "\n"
-
-
-def one_line(rec: dict[str, Any], family: str, version: Optional[str]) -> str:
-    """A diagnostic-sized summary: the suggested target and its relation."""
-    t = primary_target(rec, family, version)
-    if t is None or not t.get("api"):
-        return f"{rec['torch']} has no MindSpore equivalent"
-    return f"{rec['torch']} → {t['api']} ({t['relation']})"

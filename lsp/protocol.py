@@ -81,7 +81,8 @@ class MsmapProtocol(LanguageServerProtocol):
         except JsonRpcException as error:
             if not is_request:
                 raise  # pygls logs it; a notification has no answer
-            return self.rejected(data["id"], JsonRpcInvalidParams(f"{method}: invalid params ({error.__cause__ or error})"))
+            why = error.__cause__ or error
+            return self.rejected(data["id"], JsonRpcInvalidParams(f"{method}: invalid params ({why})"))
 
     @staticmethod
     def rejected(msg_id: Any, error: JsonRpcException) -> JsonRPCRequestMessage:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from lsp.safety import MARK
 
@@ -34,9 +35,9 @@ class Publisher:
         self.delay = delay
         self._timers: dict[str, asyncio.Handle] = {}
         self._since: dict[str, float] = {}  # first unpublished change per document (for timings)
-        self.last_ms: Optional[float] = None  # time spent in the last analysis, for logs and benchmarks
+        self.last_ms: float | None = None  # time spent in the last analysis, for logs and benchmarks
 
-    def schedule(self, uri: str, delay: Optional[float] = None) -> None:
+    def schedule(self, uri: str, delay: float | None = None) -> None:
         """Publish ``uri`` after ``delay`` seconds (default ``DELAY``); 0: once the messages already
         received are handled."""
         version = self.documents.version(uri)  # (not ``get``: the changes stay pending until the run)

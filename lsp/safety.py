@@ -4,7 +4,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("lsp.server")
 MARK = "msmap: handler failed"  # tests look for it in the log

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -31,7 +32,7 @@ log = logging.getLogger("lsp.server")
 class MsmapServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("msmap", __version__, protocol_cls=MsmapProtocol, converter_factory=converter)
-        self.db_path: Optional[Path] = None
+        self.db_path: Path | None = None
         self.settings = ServerSettings()
         self.cache = DiagnosticCache(self.settings)
         self.kb: Any = None
@@ -202,7 +203,7 @@ def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 @guarded()
-async def hover(ls: MsmapServer, params: types.HoverParams) -> Optional[types.Hover]:
+async def hover(ls: MsmapServer, params: types.HoverParams) -> types.Hover | None:
     started = time.perf_counter()
     analysis = ls.analysis(params.text_document.uri)
     if analysis is None:
@@ -216,7 +217,7 @@ async def hover(ls: MsmapServer, params: types.HoverParams) -> Optional[types.Ho
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
 @guarded()
-async def code_action(ls: MsmapServer, params: types.CodeActionParams) -> Optional[list[types.CodeAction]]:
+async def code_action(ls: MsmapServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     started = time.perf_counter()
     analysis = ls.analysis(params.text_document.uri)
     if analysis is None:
@@ -248,7 +249,7 @@ async def search(ls: MsmapServer, *args: Any) -> list[dict[str, Any]]:
 
 @server.command("msmap.lookup")
 @guarded()
-async def lookup(ls: MsmapServer, *args: Any) -> Optional[str]:
+async def lookup(ls: MsmapServer, *args: Any) -> str | None:
     if ls.kb is None or not args or not isinstance(args[0], str):
         return None
     return lookups.card_for(ls.kb, args[0], ls.settings)
@@ -268,6 +269,6 @@ async def fix_all(ls: MsmapServer, *args: Any) -> int:
     return count if result is not None and result.applied else 0
 
 
-def make_server(db: Optional[str] = None) -> MsmapServer:
+def make_server(db: str | None = None) -> MsmapServer:
     server.db_path = Path(db) if db else None
     return server

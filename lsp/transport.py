@@ -23,7 +23,7 @@ import os
 import re
 import sys
 import threading
-from typing import BinaryIO, Optional
+from typing import BinaryIO
 
 from pygls.io_ import StdoutWriter, run_async
 
@@ -63,7 +63,7 @@ class Framer:
             if not progress:
                 return frames
 
-    def _next_header(self, start: int, end: Optional[int] = None) -> Optional[int]:
+    def _next_header(self, start: int, end: int | None = None) -> int | None:
         """Where the next ``Content-Length`` header line begins, at or after ``start``."""
         found = NEXT_HEADER.search(self.buffer, start, len(self.buffer) if end is None else end)
         return found.start(1) if found else None
@@ -80,7 +80,7 @@ class Framer:
         del self.buffer[:at]
         return True
 
-    def _step(self) -> tuple[bool, Optional[bytes]]:
+    def _step(self) -> tuple[bool, bytes | None]:
         """(whether to go on, a frame or None)."""
         buf = self.buffer
         end = buf.find(b"\r\n\r\n")
@@ -106,7 +106,7 @@ class Framer:
             return self._resync(problem or "bad header"), None
         start = end + 4
         inside = self._next_header(start, min(len(buf), start + length + 32))
-        if inside is not None and inside < start + length:  # the next message begins inside this one: the length is too large
+        if inside is not None and inside < start + length:  # the next message begins inside this one
             return True, self._recover(start, inside, f"Content-Length {length} runs into the next message")
         if len(buf) < start + length:
             return False, None
@@ -121,7 +121,7 @@ class Framer:
         del buf[:start + length]
         return True, canonical(body)
 
-    def _recover(self, start: int, stop: int, why: str) -> Optional[bytes]:
+    def _recover(self, start: int, stop: int, why: str) -> bytes | None:
         body = bytes(self.buffer[start:stop]).strip()
         del self.buffer[:stop]
         if is_json(body):
@@ -174,7 +174,7 @@ async def _serve(server, stdin: BinaryIO, stop: threading.Event) -> None:
                     logger=log, error_handler=server.report_server_error)
 
 
-def start_stdio(server, stdin: Optional[BinaryIO] = None, stdout: Optional[BinaryIO] = None) -> int:
+def start_stdio(server, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """Serve ``server`` (a pygls ``LanguageServer``) over stdin/stdout until exit; returns the exit
     code (0 after ``shutdown`` then ``exit``, 1 otherwise)."""
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))

@@ -188,9 +188,6 @@ class ImportTable:
         self.by_statement[stmt.start_byte] = found
         self.names.extend((stmt, name) for name in found)
 
-    def non_torch_names(self) -> set[str]:
-        return {n.bound for _, n in self.names if not is_torch_path(n.target)}
-
     def mindspore_alias(self) -> Optional[str]:
         """The name of a module-level ``import mindspore [as x]``, if any."""
         for stmt, name in self.names:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.guesses import tensor_method_sites
@@ -185,9 +185,9 @@ def _shift_edits(use: Any, at: int, delta: int) -> Any:
     return moved
 
 
-def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
+def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     """A new ``Analysis`` built from ``previous``, or None when a full analysis is needed."""
-    env: Optional[Environment] = previous.environment
+    env: Environment | None = previous.environment
     dirty = document.dirty_since(previous.revision)
     if env is None or dirty is None or len(env.edits) >= MAX_EDITS:
         return None
@@ -260,8 +260,8 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
         return None  # new lines or names: the window must sit in the same scope and block as before
     cut_lo = bisect_left(previous._starts, old_lo - previous.longest)
     cut_hi = bisect_right(previous._starts, old_hi)
-    before = previous.uses[:cut_lo] + [u for u, (a, b) in zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi])
-                                       if b < old_lo]
+    kept = zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi], strict=False)
+    before = previous.uses[:cut_lo] + [u for u, (a, b) in kept if b < old_lo]
     before_spans = spans[:cut_lo] + [(a, b) for a, b in spans[cut_lo:cut_hi] if b < old_lo]
     after, after_spans = previous.uses[cut_hi:], spans[cut_hi:]
     if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
@@ -300,13 +300,13 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
     # [lo, hi): a reference starting at its end was not scanned again, so it is kept)
     first, last = bisect_left(env.refs, old_lo), bisect_left(env.refs, old_hi)
     refs = env.refs[:first] + [o + delta for o in env.refs[last:]]
-    names = env.ref_names[:first] + env.ref_names[last:]
+    ref_names = env.ref_names[:first] + env.ref_names[last:]
     for offset, name in new_refs:
         index = bisect_left(refs, offset)
         refs.insert(index, offset)
-        names.insert(index, name)
+        ref_names.insert(index, name)
     counts: dict[str, int] = {}
-    for name in names:
+    for name in ref_names:
         if name in env.counted:
             counts[name] = counts.get(name, 0) + 1
     unfollowed = env.counted - env.resolver.names  # see Resolver.ref_counts: counted on demand
@@ -318,6 +318,6 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Optional[Any]:
     alias_edit = previous.alias_edit
     if alias_edit is not None and alias_edit.start >= start:
         alias_edit = TextEdit(alias_edit.start + delta, alias_edit.end + delta, alias_edit.new_text)
-    following = Environment(env.resolver, env.pattern, env.skip, refs, names, non_refs, base_edits, env.counted)
+    following = Environment(env.resolver, env.pattern, env.skip, refs, ref_names, non_refs, base_edits, env.counted)
     return engine._result(document, uses, previous.alias, alias_edit, ref_counts, None, following,
                           previous.has_torch_imports, True, before_spans + window_spans + after_spans)

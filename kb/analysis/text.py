@@ -48,9 +48,6 @@ class Range(NamedTuple):
     start: Position
     end: Position
 
-    def contains(self, offset: int) -> bool:
-        return self.start.offset <= offset <= self.end.offset
-
     def as_lsp(self) -> dict[str, dict[str, int]]:
         return {"start": self.start.as_lsp(), "end": self.end.as_lsp()}
 

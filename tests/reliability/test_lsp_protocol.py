@@ -15,11 +15,11 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
-from tests.lsp.conftest import ROOT, TIMEOUT, fixed_env, uri_of  # noqa: F401  (fixed_env: a fixture)
+from tests.lsp.conftest import LSP_DATA, ROOT, TIMEOUT, server_env, uri_of
 
 SOURCE = "import torch.nn as nn\nlayer = nn.Linear(3, 4)\n"
 INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32600, -32601, -32602
@@ -83,7 +83,7 @@ class RawClient:
                   {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
                       "uri": uri_of("abuse.py"), "languageId": "python", "version": 1, "text": SOURCE}}})
 
-    def close(self) -> Optional[int]:
+    def close(self) -> int | None:
         if self.process.poll() is None:
             try:
                 self.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown"}, {"jsonrpc": "2.0", "method": "exit"})
@@ -98,9 +98,23 @@ class RawClient:
         return self.process.returncode
 
 
+def lsp_env_for(tmp_path_factory) -> dict[str, str]:
+    """The server's environment with tests/lsp/data as its knowledge base (as ``fixed_env`` there)."""
+    from kb.query import ensure_db
+
+    db = tmp_path_factory.mktemp("lspdb") / "kb.sqlite"
+    ensure_db(LSP_DATA, db)
+    return server_env(LSP_DATA, db)
+
+
+@pytest.fixture(scope="module")
+def lsp_env(tmp_path_factory) -> dict[str, str]:
+    return lsp_env_for(tmp_path_factory)
+
+
 @pytest.fixture
-def raw(fixed_env, tmp_path):
-    client = RawClient(fixed_env, tmp_path / "server.log")
+def raw(lsp_env, tmp_path):
+    client = RawClient(lsp_env, tmp_path / "server.log")
     client.initialize()
     yield client
     client.close()
@@ -132,7 +146,8 @@ BAD_PARAMS = [
     pytest.param({"method": "textDocument/codeAction", "params": []}, id="code-action-a-list"),
     pytest.param({"method": "textDocument/codeAction", "params": {
         "textDocument": {"uri": uri_of("abuse.py")}, "context": {"diagnostics": []},
-        "range": {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}}}, id="code-action-negative"),
+        "range": {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}}},
+        id="code-action-negative"),
     pytest.param({"method": "workspace/executeCommand", "params": {"command": 5}}, id="command-a-number"),
     pytest.param({"method": "codeAction/resolve", "params": {"title": 3}}, id="resolve-bad-title"),
 ]

@@ -20,8 +20,13 @@ import psutil
 import pytest
 
 from lsp.safety import MARK
-from tests.lsp.conftest import TIMEOUT, fixed_env, uri_of  # noqa: F401  (fixed_env: a fixture)
-from tests.reliability.test_lsp_protocol import RawClient
+from tests.lsp.conftest import TIMEOUT, uri_of
+from tests.reliability.test_lsp_protocol import RawClient, lsp_env_for
+
+
+@pytest.fixture(scope="module")
+def lsp_env(tmp_path_factory) -> dict[str, str]:
+    return lsp_env_for(tmp_path_factory)
 
 BLOCK = '''
 
@@ -74,8 +79,8 @@ def drain(client: RawClient) -> None:
         client.seen.append(client.messages.get())
 
 
-def test_edit_storm(fixed_env, tmp_path):
-    client = RawClient(fixed_env, tmp_path / "server.log")
+def test_edit_storm(lsp_env, tmp_path):
+    client = RawClient(lsp_env, tmp_path / "server.log")
     try:
         client.initialize()
         uri, text = uri_of("storm.py"), source(3000)
@@ -112,8 +117,9 @@ def test_edit_storm(fixed_env, tmp_path):
     finally:
         code = client.close()
     latencies.sort()
-    print(f"storm: p50 {latencies[len(latencies) // 2] * 1000:.0f} ms, p95 {latencies[int(len(latencies) * 0.95)] * 1000:.0f} ms,"
-          f" {len(publications)} publications for 600 edits, peak RSS {peak / 2**20:.0f} MiB")
+    p50, p95 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.95)]
+    print(f"storm: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, {len(publications)} publications for 600 edits,"
+          f" peak RSS {peak / 2**20:.0f} MiB")
     assert len(latencies) == 120 and code == 0
     assert version in publications  # the last version is published
     assert len(publications) < 300  # edits superseded queued analyses of older versions
@@ -123,7 +129,8 @@ def test_edit_storm(fixed_env, tmp_path):
     assert MARK not in log and "Traceback" not in log, log[-3000:]
 
 
-SNIPPETS = ["import torch\n", "nn.Linear(3, 4)", "F.relu(", ")", "\n", "    ", "é", "😀", "x.view(-1)", "class A(nn.Module):\n",
+SNIPPETS = ["import torch\n", "nn.Linear(3, 4)", "F.relu(", ")", "\n", "    ", "é", "😀", "x.view(-1)",
+            "class A(nn.Module):\n",
             "torch.", "'''", "#", "\r\n", ""]
 METHODS = ["textDocument/hover", "textDocument/codeAction", "textDocument/completion", "textDocument/definition",
            "codeAction/resolve", "workspace/executeCommand", "msmap/unknown"]
@@ -154,9 +161,9 @@ def random_request(rng: random.Random, msg_id: int, uri: str, lines: int) -> dic
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_fuzz_random_edits_and_requests(fixed_env, tmp_path, seed):
+def test_fuzz_random_edits_and_requests(lsp_env, tmp_path, seed):
     rng = random.Random(seed)
-    client = RawClient(fixed_env, tmp_path / "server.log")
+    client = RawClient(lsp_env, tmp_path / "server.log")
     started = time.monotonic()
     try:
         client.initialize()
@@ -195,14 +202,8 @@ def test_fuzz_random_edits_and_requests(fixed_env, tmp_path, seed):
     assert code == 0
     assert time.monotonic() - started < 240
     log = (tmp_path / "server.log").read_text()
-    assert MARK not in log and "Traceback (most recent call last)" not in log.split("Unable to deserialize")[0] \
-        or _only_expected(log), log[-3000:]
+    assert MARK not in log, log[-3000:]  # no handler failed (pygls logs the params it could not read)
 
 
 def _utf16(line: str, column: int) -> int:
     return len(line[:column].encode("utf-16-le")) // 2
-
-
-def _only_expected(log: str) -> bool:
-    """Tracebacks in the log only from pygls reporting params it could not read (answered InvalidParams)."""
-    return MARK not in log
