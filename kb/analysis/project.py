@@ -15,6 +15,8 @@ file without the word ``torch`` is never parsed.
 """
 from __future__ import annotations
 
+import re
+
 import fnmatch
 import multiprocessing
 import multiprocessing.connection
@@ -302,12 +304,19 @@ class FileConversion:
     found: int = 0
     apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
+    unsure: list[tuple[str, int, str]] = field(default_factory=list)  # marked possible tensor methods
+    torch_imports: int = 0  # torch import statements still in the converted text
     error: Optional[str] = None
     bom: bool = False
 
     @property
     def changed(self) -> bool:
         return self.converted is not None and self.converted != self.original
+
+    @property
+    def complete(self) -> bool:
+        """Converted with nothing left: no use for a human, no marker, no torch import."""
+        return self.error is None and not self.left and not self.unsure and not self.torch_imports
 
 
 def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
@@ -338,7 +347,12 @@ def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
     result.found = converted.found
     result.apis = converted.apis
     result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
+    result.unsure = [(left.torch_name, left.line, left.reason) for left in converted.unsure]
+    result.torch_imports = len(TORCH_IMPORT.findall(converted.source))
     return result
+
+
+TORCH_IMPORT = re.compile(rb"(?m)^[ \t]*(?:import[ \t]+torch\b|from[ \t]+torch(?:\.[\w.]+)?[ \t]+import\b)")
 
 
 def _crlf(original: bytes, new: bytes) -> bytes:

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
     spec = knowledge_base_path(args)
     show_diff = not (out or args.in_place)
     report = sys.stderr if show_diff else sys.stdout
-    totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0}
+    totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0, "complete": 0, "torch": 0}
     apis: dict[str, int] = {}
     written: set[str] = set()
     for result in convert_files(files, spec, settings, jobs=args.jobs or None, max_bytes=args.max_file_size):
@@ -109,8 +109,13 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
                 totals["failed"] += 1
                 totals["changed"] -= 1
                 report.write(f"{path}: left unchanged: {problem}\n")
-        for name, line, reason in result.left:
+        for name, line, reason in sorted(result.left + result.unsure, key=lambda item: item[1]):
             report.write(f"{path}:{line}: {name}: {reason or 'not converted automatically'}\n")
+        if result.torch_imports:
+            report.write(f"{path}: {result.torch_imports} torch import(s) left (something still refers to torch)\n")
+        if b"torch" in (result.original or b""):
+            totals["torch"] += 1
+            totals["complete"] += result.complete
     if out is not None:
         for path, problem in writing.copy_rest(roots, out, lambda p, r: excluded(p, r, args.exclude), written):
             report.write(f"{path}: {problem}\n")
@@ -119,6 +124,9 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
     report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "
                  f"(unreadable or not parsing); torch uses found: {totals['found']}, converted: {converted}, "
                  f"left for a human: {totals['left']}, rate: {rate}\n")
+    if totals["torch"]:
+        report.write(f"files converted completely (no use left, no marker, no torch import): "
+                     f"{totals['complete']} of {totals['torch']} that use torch\n")
     from kb.timings import project_lines
 
     report.writelines(line + "\n" for line in project_lines(performance(spec, apis, settings)))
