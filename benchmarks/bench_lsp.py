@@ -7,9 +7,9 @@ Python) it measures, through a real client talking to ``python -m kb lsp`` over 
 
 - hover latency: server-side (time inside the handler, from the server's DEBUG timings)
   and end-to-end; baseline: a hover on an unopened document (the transport alone);
-- diagnostics latency: didChange -> publishDiagnostics for that version, for typing edits
-  (no line break) and for line-inserting edits: sent (server-side), received (its bytes have
-  arrived, see ``FrameClock``; the target applies here) and parsed by this Python client;
+- diagnostics latency: didChange -> publishDiagnostics for that version, per kind of edit
+  (typing mid-file, a new line inside a method, a line appended at the end of the file):
+  sent (server-side) and parsed by this client (the target applies here);
 - cold start: process spawn -> first diagnostics of the file; baseline: spawning Python to
   import ``lsprotocol.types`` alone (a dependency every pygls server pays for); both with
   bytecode compiled, as an installed package has it;
@@ -45,7 +45,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lsprotocol import types  # noqa: E402
-from pygls import io_ as pygls_io  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from pygls.protocol import LanguageServerProtocol  # noqa: E402
 
@@ -134,41 +133,21 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-class FrameClock:
-    """Stands in for the ``json`` module of pygls's reader: notes when a message's bytes have all
-    arrived, before this client parses them.  Parsing 700 KB into Python objects (a hook call per
-    JSON object) and the garbage collections it sets off cost this Python client 10-40 ms; an
-    editor parses the same text in a few ms, so "received" is when the message was delivered."""
-
-    last = 0.0
-
-    @staticmethod
-    def loads(body, **kwargs):
-        FrameClock.last = time.perf_counter()
-        return json.loads(body, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(json, name)
-
-
-pygls_io.json = FrameClock()
-
-
 class TimingProtocol(LanguageServerProtocol):
-    """Stamps publishDiagnostics twice: when its bytes had arrived (``published``) and when this client
-    had decoded them (``decoded``), before pygls builds objects from them (turning thousands of
+    """Stamps publishDiagnostics when this client has parsed its JSON (``published``; ``structure_message``
+    runs on the whole message once ``json.loads`` has read it), before pygls builds objects from it (turning thousands of
     diagnostics into lsprotocol classes is this Python client's cost, not the server's)."""
 
     def structure_message(self, data):
         if data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and "jsonrpc" in data:
             params = data.get("params") or {}
             key = (params.get("uri"), params.get("version"))
-            self._server.decoded[key] = time.perf_counter()
-            self._server.published[key] = FrameClock.last
-            self._server.arrived.set()
-            if self._server.payload is None:  # once, after the stamp: the size of one publication
+            owner = self.owner
+            owner.published[key] = time.perf_counter()
+            owner.arrived.set()
+            if owner.payload is None:  # once, after the stamp: the size of one publication
                 found = params.get("diagnostics") or []
-                self._server.payload = (len(found), len(json.dumps(data, separators=(",", ":"))))
+                owner.payload = (len(found), len(json.dumps(data, separators=(",", ":"))))
             data = dict(data, params=dict(params, diagnostics=[]))
         return super().structure_message(data)
 
@@ -176,8 +155,8 @@ class TimingProtocol(LanguageServerProtocol):
 class Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("bench", "1", protocol_cls=TimingProtocol)
-        self.published: dict[tuple[str, int], float] = {}  # when the message's bytes had arrived
-        self.decoded: dict[tuple[str, int], float] = {}  # when this client had parsed them
+        self.published: dict[tuple[str, int], float] = {}  # when this client had parsed the message
+        self.protocol.owner = self
         self.payload: tuple[int, int] | None = None  # (diagnostics, bytes) of the first publication
         self.arrived = asyncio.Event()
 
@@ -222,7 +201,8 @@ def did_open(client: Client, uri: str, text: str) -> None:
 def rss_mb(client: Client) -> float:
     import psutil  # imported by main() before any timing
 
-    return psutil.Process(client._server.pid).memory_info().rss / 2**20
+    servers = psutil.Process().children()  # the one server this benchmark runs at a time
+    return sum(p.memory_info().rss for p in servers) / 2**20
 
 
 async def cold_start(env: dict, text: str, uri: str, log: Path) -> float:
@@ -270,40 +250,43 @@ async def measure(env: dict, text: str, args: argparse.Namespace, log: Path) -> 
     result["hover_base"] = [await hover(uri + ".unopened", 0, 0) for _ in range(len(points))]
 
     lines, version = text.splitlines(), 1
-    typing, structural, decoded = [], [], []
+    times: dict[str, list[float]] = {kind: [] for kind in KINDS}
     with gc_pauses() as result["client_gc"]:
-        await edit(client, uri, lines, version, args.edits, typing, structural, decoded)
-    result["typing"], result["structural"], result["decoded"] = typing, structural, decoded
+        await edit(client, uri, lines, version, args.edits, times)
+    result.update(times)
     result["rss_end"] = rss_mb(client)
     await stop(client)
     return result
 
 
-async def edit(client: Client, uri: str, lines: list[str], version: int, edits: int, typing: list[float],
-               structural: list[float], decoded: list[float]) -> None:
-    """Typing and line-inserting edits, each timed from didChange to its publishDiagnostics."""
+KINDS = ("typing", "typing", "new line", "appended line")  # the edit kinds, in turn
+
+
+async def edit(client: Client, uri: str, lines: list[str], version: int, edits: int,
+               times: dict[str, list[float]]) -> None:
+    """Typing mid-file, a new line inside a method, a line appended at the end of the file, each timed
+    from didChange to its publishDiagnostics parsed by this client."""
     for k in range(edits):
         rows = [n for n, line in enumerate(lines) if "h = self.drop(self.fc2(h)) * self.scale" in line]
         row = rows[(k * 7) % len(rows)]
         version += 1
-        if k % 4 == 3:  # a new line inside a method body
-            change = types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=row, character=0), end=types.Position(line=row, character=0)),
-                text="        h = F.relu(h)\n")
-            bucket = structural
+        kind = KINDS[k % len(KINDS)]
+        if kind == "new line":
+            at, text = (row, 0), "        h = F.relu(h)\n"
+        elif kind == "appended line":
+            at, text = (len(lines), 0), "print(torch.flatten(torch.zeros(2, 2)))\n"
         else:  # typing: one character at the end of an expression
-            column = len(lines[row])
-            change = types.TextDocumentContentChangePartial(
-                range=types.Range(start=types.Position(line=row, character=column),
-                                  end=types.Position(line=row, character=column)), text=" ")
-            bucket = typing
+            at, text = (row, len(lines[row])), " "
+        where = types.Position(line=at[0], character=at[1])
+        change = types.TextDocumentContentChangePartial(range=types.Range(start=where, end=where), text=text)
         sent = time.perf_counter()
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]))
-        bucket.append((await client.wait_published(uri, version) - sent) * 1000)
-        decoded.append((client.decoded[(uri, version)] - sent) * 1000)
-        if bucket is structural:
-            lines.insert(row, "        h = F.relu(h)")
+        times[kind].append((await client.wait_published(uri, version) - sent) * 1000)
+        if kind == "new line":
+            lines.insert(row, text.rstrip("\n"))
+        elif kind == "appended line":
+            lines.insert(len(lines), text.rstrip("\n"))
         else:
             lines[row] += " "
         await asyncio.sleep(0.02)  # typing cadence: let each change settle
@@ -333,9 +316,9 @@ def server_timings(log: Path, name: str) -> list[float]:
     return [float(m.group(1)) for m in re.finditer(rf"timing {name} ([0-9.]+) ms", log.read_text())]
 
 
-def split(timings: list[float], new_lines: bool) -> list[float]:
-    """Server-side timings of the typing edits or of the line-inserting ones (every 4th edit)."""
-    return [t for k, t in enumerate(timings) if (k % 4 == 3) == new_lines] or [float("nan")]
+def split(timings: list[float], kind: str) -> list[float]:
+    """Server-side timings of the edits of one kind (they come in turn: ``KINDS``)."""
+    return [t for k, t in enumerate(timings) if KINDS[k % len(KINDS)] == kind] or [float("nan")]
 
 
 def report(rows: list[tuple[str, float, float | None, str]]) -> None:
@@ -388,29 +371,28 @@ def main() -> int:
         base = statistics.median(baseline_start() for _ in range(args.runs))
         runs = [session(env, text, args, log) for _ in range(args.runs)]
 
-    def med(key: str, q: float, new_lines: Optional[bool] = None) -> float:
-        """Median over the runs of each run's ``q``-th percentile of ``key`` (of typing or new-line edits)."""
-        return statistics.median(pct(r[key] if new_lines is None else split(r[key], new_lines), q) for r in runs)
+    def med(key: str, q: float, kind: Optional[str] = None) -> float:
+        """Median over the runs of each run's ``q``-th percentile of ``key`` (of the edits of one kind)."""
+        return statistics.median(pct(r[key] if kind is None else split(r[key], kind), q) for r in runs)
 
     cold = statistics.median(starts)
     payload = runs[0]["payload"]
-    report([
+    rows: list[tuple[str, float, float | None, str]] = [
         ("hover, server-side p50 (ms)", med("hover_server", 50), None, "ms"),
         ("hover, server-side p99 (ms)", med("hover_server", 99), TARGETS["hover_server_p99"], "ms"),
         ("hover, end-to-end p50 (ms)", med("hover_e2e", 50), None, "ms"),
         ("hover, end-to-end p99 (ms)", med("hover_e2e", 99), None, "ms"),
         ("  baseline: unopened-document hover p50 (ms)", med("hover_base", 50), None, "ms"),
-        ("diagnostics after typing, server-side p50 (ms)", med("analysis", 50, False), None, "ms"),
-        ("diagnostics after typing, server-side p95 (ms)", med("analysis", 95, False), None, "ms"),
-        ("diagnostics after a new line, server-side p50 (ms)", med("analysis", 50, True), None, "ms"),
-        ("change -> publish sent, typing, p50 (ms)", med("to_publish", 50, False), None, "ms"),
-        ("change -> publish sent, typing, p95 (ms)", med("to_publish", 95, False), TARGETS["diagnostics_p95"], "ms"),
-        ("change -> diagnostics received, typing, p50 (ms)", med("typing", 50), None, "ms"),
-        ("change -> diagnostics received, typing, p95 (ms)", med("typing", 95), TARGETS["diagnostics_p95"], "ms"),
-        ("change -> diagnostics received, new line, p50 (ms)", med("structural", 50), None, "ms"),
-        ("change -> diagnostics received, new line, p95 (ms)", med("structural", 95), TARGETS["diagnostics_p95"], "ms"),
-        ("  change -> received and parsed by this Python client, all edits, p95 (ms)", med("decoded", 95), None,
-         "ms"),
+    ]
+    for kind in dict.fromkeys(KINDS):
+        rows += [
+            (f"{kind}: analysis, server-side p50 (ms)", med("analysis", 50, kind), None, "ms"),
+            (f"{kind}: change -> publish sent, p95 (ms)", med("to_publish", 95, kind), None, "ms"),
+            (f"{kind}: change -> diagnostics parsed by the client, p50 (ms)", med(kind, 50), None, "ms"),
+            (f"{kind}: change -> diagnostics parsed by the client, p95 (ms)", med(kind, 95),
+             TARGETS["diagnostics_p95"], "ms"),
+        ]
+    rows += [
         ("  the test client's longest GC pause in the edits (ms)", med("client_gc", 100), None, "ms"),
         ("publishDiagnostics: diagnostics per message", payload[0], None, ""),
         ("publishDiagnostics: bytes per diagnostic", payload[1] / max(1, payload[0]), None, "B"),
@@ -419,10 +401,11 @@ def main() -> int:
         ("  cold start / baseline", cold / base, None, "x"),
         ("server RSS, no document (MiB)", statistics.median(r["rss_idle"] for r in runs), None, "MB"),
         ("server RSS, 5,000-line file open (MiB)", statistics.median(r["rss_end"] for r in runs), None, "MB"),
-    ])
+    ]
+    report(rows)
     last = runs[-1]
-    print(f"(per run: hovers: {len(last['hover_server'])}, typing edits: {len(last['typing'])}, "
-          f"new-line edits: {len(last['structural'])})")
+    print(f"(per run: hovers: {len(last['hover_server'])}, "
+          + ", ".join(f"{kind} edits: {len(last[kind])}" for kind in dict.fromkeys(KINDS)) + ")")
     return 0
 
 
