@@ -57,7 +57,7 @@ class Analysis:
         self._environment = environment  # what incremental.reanalyze reuses (built on first need)
         self.has_torch_imports = has_torch_imports
         self.error: Optional[str] = None  # set when analysis failed (an engine bug): no uses then
-        self._starts = [u.start for u in self.uses]
+        self._starts = [u.start for u in self.uses]  # (public: ``starts``)
         self._widest: Optional[int] = None
         self._spans: Optional[list[tuple[int, int]]] = spans
 
@@ -73,6 +73,11 @@ class Analysis:
         if isinstance(self._environment, tuple):  # (resolver, skip) from a full analysis
             self._environment = environment(*self._environment)
         return self._environment
+
+    @property
+    def starts(self) -> list[int]:
+        """The start offsets of ``uses``, in order (for bisecting)."""
+        return self._starts
 
     @property
     def longest(self) -> int:
@@ -278,6 +283,15 @@ class Engine:
 
     def _result(self, *args: Any) -> Analysis:
         return Analysis(*args)
+
+    # -- the public API of incremental re-analysis (``kb.analysis.incremental``) -----------
+    def analysis_of(self, *args: Any) -> Analysis:
+        """An ``Analysis`` built from re-used and re-done parts (the arguments of ``Analysis``)."""
+        return self._result(*args)
+
+    def use_of(self, site: Site, source: bytes, alias: str) -> Use:
+        """The use of one resolved site of ``source`` (a site of an edited window)."""
+        return self._use(site, self.choose(site), source, alias, {}, set())
 
     def choose(self, site: Site) -> Any:
         return self._verdict(site.record)[0]

@@ -240,8 +240,8 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         widened = False
         old_lo, old_hi = to_old(lo), to_old(hi, True)
         # spans are sorted by start; a use crossing the window starts before its end
-        first = bisect_left(previous._starts, old_lo - previous.longest)
-        last = bisect_right(previous._starts, old_hi)
+        first = bisect_left(previous.starts, old_lo - previous.longest)
+        last = bisect_right(previous.starts, old_hi)
         for index in range(first, last):
             a, b = spans[index]
             if b < old_lo or a > old_hi:
@@ -258,8 +258,8 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     if (breaks or names) and (document.revision != previous.revision + 1 or
                               not _same_scope(previous.tree.root_node, root, new, lo, hi, breaks)):
         return None  # new lines or names: the window must sit in the same scope and block as before
-    cut_lo = bisect_left(previous._starts, old_lo - previous.longest)
-    cut_hi = bisect_right(previous._starts, old_hi)
+    cut_lo = bisect_left(previous.starts, old_lo - previous.longest)
+    cut_hi = bisect_right(previous.starts, old_hi)
     kept = zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi], strict=False)
     before = previous.uses[:cut_lo] + [u for u, (a, b) in kept if b < old_lo]
     before_spans = spans[:cut_lo] + [(a, b) for a, b in spans[cut_lo:cut_hi] if b < old_lo]
@@ -276,7 +276,7 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
             if ref is None:
                 continue
             new_refs.append((match.start(), ref.name))
-            site = env.resolver._resolve(ref, to_base(base_edits, match.start()))
+            site = env.resolver.resolve(ref, to_base(base_edits, match.start()))
             if site is not None:
                 sites.append(site)
     except Rediscovery:
@@ -287,7 +287,7 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
         sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
     edit_line = old.count(b"\n", 0, old_end)
-    window = sorted((engine._use(site, engine.choose(site), new, previous.alias, {}, set()) for site in sites),
+    window = sorted((engine.use_of(site, new, previous.alias) for site in sites),
                     key=lambda u: (u.start, u.end))
     if delta or lines:
         after = [_shift_use(u, start, delta, new, edit_line, lines) for u in after]
@@ -319,5 +319,5 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     if alias_edit is not None and alias_edit.start >= start:
         alias_edit = TextEdit(alias_edit.start + delta, alias_edit.end + delta, alias_edit.new_text)
     following = Environment(env.resolver, env.pattern, env.skip, refs, ref_names, non_refs, base_edits, env.counted)
-    return engine._result(document, uses, previous.alias, alias_edit, ref_counts, None, following,
+    return engine.analysis_of(document, uses, previous.alias, alias_edit, ref_counts, None, following,
                           previous.has_torch_imports, True, before_spans + window_spans + after_spans)

@@ -283,6 +283,10 @@ class Resolver:
     def _resolve(self, ref: Reference, offset: Optional[int] = None) -> Optional[Site]:
         return self._resolve_with(ref, self._binding_of(ref, offset))
 
+    def resolve(self, ref: Reference, offset: Optional[int] = None) -> Optional[Site]:
+        """The site of ``ref`` (``offset``: where it sits in the text the bindings were computed on)."""
+        return self._resolve(ref, offset)
+
     def _binding_of(self, ref: Reference, offset: Optional[int] = None) -> Optional[Binding]:
         # Scopes are looked up now, not when the reference was met: a comprehension
         # becomes a scope only once a binding inside it has been seen.  ``offset`` is
