@@ -31,16 +31,26 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "msmap"
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename: a concurrent reader sees the
-    old content or the new, never half of it.  Raises OSError (the temporary file is removed)."""
+def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) -> None:
+    """Write ``data`` (bytes, or the content of another file, streamed) to ``path`` through a
+    temporary file beside it and a rename: a reader - or a run killed half-way - sees the old
+    content or the new, never half of it, and a symlink at ``path`` is replaced, not written
+    through.  ``mode``: the new file's permission bits.  Raises OSError (the temporary file is
+    removed)."""
+    import shutil
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, Path):
+                with open(data, "rb") as source:
+                    shutil.copyfileobj(source, handle)
+            else:
+                handle.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

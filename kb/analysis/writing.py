@@ -14,13 +14,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 from typing import Iterator, Optional
 
 from kb.errors import MsmapError
+from kb.paths import write_atomically
 
 NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -77,24 +76,8 @@ def _replace(target: Path, like: Path, data: Optional[bytes] = None) -> Optional
     except OSError:
         mode = 0o644
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".msmap")
+        write_atomically(target, like if data is None else data, mode)
     except OSError as exc:
-        return f"cannot write {target}: {exc.strerror or exc}"
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if data is None:
-                with open(like, "rb") as source:
-                    shutil.copyfileobj(source, handle)
-            else:
-                handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return f"cannot write {target}: {exc.strerror or exc}"
     return None
 
