@@ -233,10 +233,14 @@ class Workbench:
         editor.locator(".view-lines").click()
         self.page.keyboard.press("Control+a")
         # Pasted, as typing would add closing brackets and quotes the text already has.
-        self.page.evaluate("text => navigator.clipboard.writeText(text)", json.dumps(settings, indent=2))
+        text = json.dumps(settings, indent=2)
+        self.page.evaluate("text => navigator.clipboard.writeText(text)", text)
         self.page.keyboard.press("Control+v")
+        lines = editor.locator(".view-lines")
+        wait_for("the pasted settings in the editor", lambda: sorted("".join(
+            (lines.text_content() or "").replace("\u00a0", " ").split())) == sorted("".join(text.split())), self.page)
         self.page.keyboard.press("Control+s")
-        wait_for(f"{path} saved", lambda: json.loads(path.read_text()) == settings, self.page)
+        wait_for(f"{path} saved", lambda: path.read_text() == text, self.page)
         # VS Code shows settings.json in a modal editor over the others.
         self.page.locator(".modal-editor-part .codicon-close").click()
         editor.wait_for(state="hidden")
