@@ -88,21 +88,17 @@ def _guard(condition: str, name: str, api: str) -> str:
     return f"if {condition}:\n        raise NotImplementedError({message!r})"
 
 
-def insertion(root: Any, source: bytes, name: str, definition: str) -> Optional[TextEdit]:
-    """The edit adding ``definition`` after the module's leading imports; None when the file
-    defines ``name`` already (an earlier pass of fix-all wrote it)."""
+def insertion(node: Any, source: bytes, name: str, definition: str) -> Optional[TextEdit]:
+    """The edit adding ``definition`` just before the module-level statement that holds ``node``
+    (so a class using it as a default argument finds it defined); None when the file defines
+    ``name`` already (an earlier pass of fix-all wrote it). Definitions for different statements
+    go to different places, so one pass of fix-all can write many."""
     if f"def {name}(".encode() in source:
         return None
-    offset = 0
-    for child in root.named_children:
-        if child.type in ("import_statement", "import_from_statement", "future_import_statement"):
-            offset = child.end_byte
-        elif child.type == "comment" or (child.type == "expression_statement" and offset == 0
-                                         and child.named_children and child.named_children[0].type == "string"):
-            offset = child.end_byte if offset == 0 else offset
-        else:
-            break
-    line_end = source.find(b"\n", offset)
-    offset = len(source) if line_end < 0 else line_end + 1
-    after = "" if source[offset:offset + 2] == b"\n\n" or offset == len(source) else "\n\n"
-    return TextEdit(offset, offset, "\n\n" + definition + after)
+    statement = node
+    while statement.parent is not None and statement.parent.parent is not None:
+        statement = statement.parent
+    offset = source.rfind(b"\n", 0, statement.start_byte) + 1
+    newlines = len(source[:offset]) - len(source[:offset].rstrip(b"\n"))
+    before = "" if offset == 0 else "\n" * max(0, 3 - newlines)  # two blank lines before a def
+    return TextEdit(offset, offset, before + definition + "\n\n")

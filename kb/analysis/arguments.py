@@ -325,6 +325,9 @@ def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_w
     maps = _maps(target)
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
     added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
+    gone = [name for name, m in by_torch.items() if m.get("kind") in ("dropped", "unsupported")]
+    if gone:  # activation_layer(inplace=True) would reach MindSpore's ReLU
+        return f"a later call may pass {gone[0]!r}, which MindSpore's {target.get('api')} does not take"
     try:
         extra = [] if defaults_written else _defaults(by_torch, {}, []) + _added(added, by_torch, {}, [])
     except Blocked as blocked:

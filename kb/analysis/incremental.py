@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,6 +186,86 @@ def _shift_edits(use: Any, at: int, delta: int) -> Any:
     return moved
 
 
+def edit_span(old: bytes, new: bytes) -> tuple[int, int, int]:
+    """(start, old end, new end) of the one edit that turns ``old`` into ``new``; a pure insertion or
+    deletion of whole lines is slid to its line's start."""
+    start = common_prefix(old, new)
+    tail = common_suffix(old, new, min(len(old), len(new)) - start)
+    old_end, new_end = len(old) - tail, len(new) - tail
+    if (old_end == start) != (new_end == start):
+        piece = new[start:new_end] if old_end == start else old[start:old_end]
+        column = start - (old.rfind(b"\n", 0, start) + 1)
+        if b"\n" in piece and column and piece.endswith(old[start - column : start]):
+            start, old_end, new_end = start - column, old_end - column, new_end - column
+    return start, old_end, new_end
+
+
+def widen(previous: Any, spans: list[tuple[int, int]], lo: int, hi: int, start: int, delta: int,
+          to_old: Callable[..., int]) -> tuple[int, int] | None:
+    """The window [lo, hi) widened over every use that crosses it; None when an import, a class
+    base or a method definition does (a full analysis is needed)."""
+    widened = True
+    while widened:
+        widened = False
+        old_lo, old_hi = to_old(lo), to_old(hi, True)
+        # spans are sorted by start; a use crossing the window starts before its end
+        first = bisect_left(previous.starts, old_lo - previous.longest)
+        last = bisect_right(previous.starts, old_hi)
+        for index in range(first, last):
+            a, b = spans[index]
+            if b < old_lo or a > old_hi:
+                continue
+            if previous.uses[index].kind in ("import", "class_base", "method_def"):
+                return None
+            new_a, new_b = (a if a <= start else a + delta), (b if b < start else b + delta)
+            if new_a < lo or new_b > hi:
+                lo, hi = min(lo, new_a), max(hi, new_b)
+                widened = True
+    return lo, hi
+
+
+def window_sites(env: Environment, root: Any, new: bytes, lo: int, hi: int,
+                 base_edits: list[tuple[int, int, int]]) -> tuple[list[Any], list[tuple[int, str]]] | None:
+    """The resolved sites of the references in [lo, hi) of ``new`` and every reference found there
+    (offset, name); None when resolving would need a new binding (a full analysis is needed)."""
+    env.resolver.frozen = True
+    sites = []
+    try:
+        new_refs: list[tuple[int, str]] = []
+        for match in env.pattern.finditer(new, lo, hi):
+            ref = Resolver.reference_at(root, new, match.start(), match.end())
+            if ref is None:
+                continue
+            new_refs.append((match.start(), ref.name))
+            site = env.resolver.resolve(ref, to_base(base_edits, match.start()))
+            if site is not None:
+                sites.append(site)
+    except Rediscovery:
+        return None
+    finally:
+        env.resolver.frozen = False
+    return sites, new_refs
+
+
+def shifted_references(env: Environment, old_lo: int, old_hi: int, delta: int,
+                       new_refs: list[tuple[int, str]]) -> tuple[list[int], list[str], dict[str, int]]:
+    """References after the edit: the window's old ones dropped, the rest shifted, the new ones added
+    (the window is [lo, hi): a reference starting at its end was not scanned again, so it is kept);
+    with the count of each counted name."""
+    first, last = bisect_left(env.refs, old_lo), bisect_left(env.refs, old_hi)
+    refs = env.refs[:first] + [o + delta for o in env.refs[last:]]
+    ref_names = env.ref_names[:first] + env.ref_names[last:]
+    for offset, name in new_refs:
+        index = bisect_left(refs, offset)
+        refs.insert(index, offset)
+        ref_names.insert(index, name)
+    counts: dict[str, int] = {}
+    for name in ref_names:
+        if name in env.counted:
+            counts[name] = counts.get(name, 0) + 1
+    return refs, ref_names, counts
+
+
 def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     """A new ``Analysis`` built from ``previous``, or None when a full analysis is needed."""
     env: Environment | None = previous.environment
@@ -192,15 +273,8 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     if env is None or dirty is None or len(env.edits) >= MAX_EDITS:
         return None
     old, new = previous.source, document.source
-    start = common_prefix(old, new)
-    tail = common_suffix(old, new, min(len(old), len(new)) - start)
-    old_end, new_end = len(old) - tail, len(new) - tail
+    start, old_end, new_end = edit_span(old, new)
     delta = new_end - old_end
-    if (old_end == start) != (new_end == start):  # a pure insertion or deletion: slide it to its line's start
-        piece = new[start:new_end] if old_end == start else old[start:old_end]
-        column = start - (old.rfind(b"\n", 0, start) + 1)
-        if b"\n" in piece and column and piece.endswith(old[start - column : start]):
-            start, old_end, new_end = start - column, old_end - column, new_end - column
     if b"torch" not in new:
         return None
     names = False  # the edit holds a name the resolver follows
@@ -235,23 +309,10 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         return offset - delta if offset >= new_end else old_end if high else start
 
     spans = previous.spans()
-    widened = True
-    while widened:  # widen the window over every use that crosses it
-        widened = False
-        old_lo, old_hi = to_old(lo), to_old(hi, True)
-        # spans are sorted by start; a use crossing the window starts before its end
-        first = bisect_left(previous.starts, old_lo - previous.longest)
-        last = bisect_right(previous.starts, old_hi)
-        for index in range(first, last):
-            a, b = spans[index]
-            if b < old_lo or a > old_hi:
-                continue
-            if previous.uses[index].kind in ("import", "class_base", "method_def"):
-                return None
-            new_a, new_b = (a if a <= start else a + delta), (b if b < start else b + delta)
-            if new_a < lo or new_b > hi:
-                lo, hi = min(lo, new_a), max(hi, new_b)
-                widened = True
+    window_span = widen(previous, spans, lo, hi, start, delta, to_old)
+    if window_span is None:
+        return None
+    lo, hi = window_span
     old_lo, old_hi = to_old(lo), to_old(hi, True)
     if _broken(root, lo, hi) or _broken(previous.tree.root_node, old_lo, old_hi):
         return None  # error recovery may have regrouped code around the window
@@ -266,23 +327,11 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     after, after_spans = previous.uses[cut_hi:], spans[cut_hi:]
     if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
         return None
-    env.resolver.frozen = True
     base_edits = env.edits + [(start, new_end, delta)]
-    sites = []
-    try:
-        new_refs: list[tuple[int, str]] = []
-        for match in env.pattern.finditer(new, lo, hi):
-            ref = Resolver.reference_at(root, new, match.start(), match.end())
-            if ref is None:
-                continue
-            new_refs.append((match.start(), ref.name))
-            site = env.resolver.resolve(ref, to_base(base_edits, match.start()))
-            if site is not None:
-                sites.append(site)
-    except Rediscovery:
+    found = window_sites(env, root, new, lo, hi, base_edits)
+    if found is None:
         return None
-    finally:
-        env.resolver.frozen = False
+    sites, new_refs = found
     if engine.settings.tensor_method_guesses and previous.has_torch_imports:
         taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
         sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
@@ -296,19 +345,7 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     uses = before + window + after
     window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
                     for u in window]
-    # references: drop the window's old ones, shift the rest, add the new ones (the window is
-    # [lo, hi): a reference starting at its end was not scanned again, so it is kept)
-    first, last = bisect_left(env.refs, old_lo), bisect_left(env.refs, old_hi)
-    refs = env.refs[:first] + [o + delta for o in env.refs[last:]]
-    ref_names = env.ref_names[:first] + env.ref_names[last:]
-    for offset, name in new_refs:
-        index = bisect_left(refs, offset)
-        refs.insert(index, offset)
-        ref_names.insert(index, name)
-    counts: dict[str, int] = {}
-    for name in ref_names:
-        if name in env.counted:
-            counts[name] = counts.get(name, 0) + 1
+    refs, ref_names, counts = shifted_references(env, old_lo, old_hi, delta, new_refs)
     unfollowed = env.counted - env.resolver.names  # see Resolver.ref_counts: counted on demand
     ref_counts: Any = counts
     if unfollowed:

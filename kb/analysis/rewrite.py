@@ -127,7 +127,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         helper = choice.target.get("helper")
         if helper:  # a function the template calls, written once after the imports
             name = helper[4:helper.index("(")]
-            added = insertion(_root(site.node), source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
+            added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
             edits += [added] if added is not None else []
         return Rewrite(_title(f"Rewrite as {text}", choice, behaviour), edits, behaviour)
     reference = site.kind == "attribute" and site.member is None and unverified_consistent(choice) \
@@ -193,7 +193,7 @@ def _adapter_edits(site: Site, choice: TargetChoice, alias: str, source: bytes, 
     except Blocked as blocked:
         raise Blocked(f"{why}; {blocked}") from None
     name = adapter_name(str(choice.api))
-    added = insertion(_root(site.node), source, name, definition)
+    added = insertion(site.node, source, name, definition)
     return [TextEdit(site.node.start_byte, site.node.end_byte, name)] + ([added] if added is not None else [])
 
 

@@ -99,7 +99,7 @@ def fixed(engine, src: str) -> str:
                  "        raise NotImplementedError('dtype is not supported by ms.nn.Conv2d in this conversion')\n"
                  "    return ms.nn.Conv2d(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, "
                  "stride=stride, padding=padding, dilation=dilation, group=groups, has_bias=bias, pad_mode='pad')\n"
-                 "\n\n\nconv = ms_Conv2d\n", id="reference-gets-a-torch-signature-adapter"),
+                 "\n\nconv = ms_Conv2d\n", id="reference-gets-a-torch-signature-adapter"),
 ])
 def test_fix(engine, src, expected):
     assert fixed(engine, src) == expected
