@@ -241,9 +241,16 @@ class Workbench:
             (lines.text_content() or "").replace("\u00a0", " ").split())) == sorted("".join(text.split())), self.page)
         self.page.keyboard.press("Control+s")
         wait_for(f"{path} saved", lambda: path.read_text() == text, self.page)
-        # VS Code shows settings.json in a modal editor over the others.
+        # VS Code shows settings.json in a modal editor over the others. Closing it sometimes asks to
+        # save although the file holds the text (checked above): saving again changes nothing.
         self.page.locator(".modal-editor-part .codicon-close").click()
+        ask = self.page.locator(".monaco-dialog-box")
+        wait_for("the settings editor to close or ask to save",
+                 lambda: ask.is_visible() or not editor.is_visible(), self.page)
+        if ask.is_visible():
+            ask.get_by_role("button", name="Save", exact=True).click()
         editor.wait_for(state="hidden")
+        assert path.read_text() == text
 
     # -- panels and notifications -----------------------------------------------------
     def problem_counts(self) -> tuple[int, int, int]:
