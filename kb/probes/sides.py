@@ -9,7 +9,8 @@ and where to write the output (a pickle of plain numpy values, see ``kb.probes.o
   the output, so a wrong weight or statistic mapping cannot pass.
 - The mindspore side blocks ``import torch`` (the converted code must stand alone), runs on
   CPU, copies the torch state into the cell (see ``copy_state``) and stops after a MindSpore
-  error (exit 3: the runner starts a fresh process for the rest), as ``kb.probes.worker`` does.
+  error (exit 3: the runner starts a fresh process for the rest), as ``kb.probes.worker`` does,
+  unless the error came from an argument check (``PYTHON_LEVEL``: TypeError, ValueError ...).
 
 stdout: one JSON line per job: ``{"probe", "result": ok|error|no_cpu_kernel|weights, "detail", "side"}``.
 """
@@ -24,6 +25,9 @@ from typing import Any
 
 from kb.probes.worker import NO_KERNEL_RE, STOP_AFTER_MS_ERROR, _first_line
 
+# Errors raised by argument checks before anything runs leave no state behind: the worker goes on.
+PYTHON_LEVEL = ("TypeError:", "ValueError:", "NameError:", "AttributeError:", "ImportError:",
+                "ModuleNotFoundError:", "KeyError:", "IndexError:")
 PARAM_ALIASES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean", "mean": "running_mean",
                  "moving_variance": "running_var", "variance": "running_var", "embedding_table": "weight"}
 
@@ -186,7 +190,8 @@ def main() -> int:
         res = run_job(job)
         sys.stdout.write(json.dumps(res, ensure_ascii=False) + "\n")
         sys.stdout.flush()
-        if job["side"] == "mindspore" and res["result"] in ("error", "no_cpu_kernel"):
+        if job["side"] == "mindspore" and res["result"] in ("error", "no_cpu_kernel") \
+                and not res["detail"].startswith(PYTHON_LEVEL):
             return STOP_AFTER_MS_ERROR
     return 0
 
