@@ -21,7 +21,9 @@ the first one that fails (PASS when none does):
   mismatch    every output has torch's shape, dtype class and values (rtol 1e-4, atol 1e-5)
 
 A torch-left failure does not stop the run: the later stages still run (the converted code may
-work with a marker left), and ``ran to`` tells how far it got.  Every child process has a timeout;
+work with a marker left), and ``ran to`` tells how far it got.  A case stopped at import by torch
+left behind is run once more with torch importable, as a diagnosis only (column ``w/torch``, never
+a PASS): it shows what would stop the case next.  Every child process has a timeout;
 a hang fails its stage.  The top failure causes are aggregated per family from the first error
 line of the stage where each case stopped, each with an example file:line and converted line.
 ``--msadapter`` also runs each unconverted case under MSAdapter's stand-in torch (see
@@ -157,7 +159,7 @@ def _env() -> dict:
 
 def run_child(kind: str, args: dict, timeout: int) -> dict:
     """Run this file as a child (``--child kind``); it appends one JSON line per stage done."""
-    progress = Path(args["work"]) / f"{kind}-{args.get('family', 'torch')}.jsonl"
+    progress = Path(args["work"]) / f"{kind}-{args.get('family', 'torch')}{'-with-torch' * bool(args.get('allow_torch'))}.jsonl"
     progress.unlink(missing_ok=True)
     args = dict(args, progress=str(progress))
     try:
@@ -216,6 +218,36 @@ def _kind(dtype) -> str:
     return {"f": "float", "i": "int", "u": "int", "b": "bool", "c": "complex"}.get(dtype.kind, dtype.kind)
 
 
+def compare(got: list, want: list, expected) -> tuple[str | None, float]:
+    """(first difference or None, max abs difference) between flattened outputs and torch's.
+
+    ``want`` is the torch side's [(path, key in ``expected`` or None)]; a value is compared after
+    ``asnumpy()`` (MindSpore) or ``detach().numpy()`` (a torch-like tensor)."""
+    import numpy as np
+
+    if len(got) != len(want):
+        return f"{len(got)} outputs, torch gives {len(want)}", 0.0
+    worst = 0.0
+    for (path, g), (_, key) in zip(got, want):
+        if key is None or g is None:
+            if (key is None) != (g is None):
+                return f"{path}: {'None' if g is None else 'a value'}, torch gives {'None' if key is None else 'a value'}", worst
+            continue
+        t = expected[key]
+        a = g.asnumpy() if hasattr(g, "asnumpy") else g.detach().cpu().numpy() if hasattr(g, "detach") \
+            else np.asarray(g)
+        if a.shape != t.shape:
+            return f"{path}: shape {a.shape}, torch {t.shape}", worst
+        if _kind(a.dtype) != _kind(t.dtype):
+            return f"{path}: dtype {a.dtype}, torch {t.dtype}", worst
+        if a.size:
+            diff = float(np.max(np.abs(a.astype(np.float64) - t.astype(np.float64))))
+            worst = max(worst, diff)
+            if not np.allclose(a, t, rtol=RTOL, atol=ATOL, equal_nan=True):
+                return f"{path}: values differ (max abs diff {diff:.3g})", worst
+    return None, worst
+
+
 def child_torch(args: dict) -> None:
     import numpy as np
     import torch
@@ -269,7 +301,8 @@ def child_torch(args: dict) -> None:
 
 
 def child_ms(args: dict) -> None:
-    _block_torch()
+    if not args.get("allow_torch"):
+        _block_torch()
     import numpy as np
 
     log = open(args["progress"], "a")
@@ -330,34 +363,10 @@ def child_ms(args: dict) -> None:
         out = net(*[mindspore.Tensor(a) for a in np.load(args["inputs"]).values()])
         step("forward")
         stage = "mismatch"
-        expected = np.load(args["outputs"])
-        got = flatten(out)
-        want = args["torch_outputs"]
-        if len(got) != len(want):
-            step("mismatch", ok=False, error=f"{len(got)} outputs, torch gives {len(want)}")
+        error, worst = compare(flatten(out), args["torch_outputs"], np.load(args["outputs"]))
+        if error:
+            step("mismatch", ok=False, error=error)
             return
-        worst = 0.0
-        for (path, g), (_, key) in zip(got, want):
-            if key is None or g is None:
-                if (key is None) != (g is None):
-                    step("mismatch", ok=False, error=f"{path}: {'None' if g is None else 'a value'}, torch "
-                         f"gives {'None' if key is None else 'a value'}")
-                    return
-                continue
-            t = expected[key]
-            a = g.asnumpy() if hasattr(g, "asnumpy") else np.asarray(g)
-            if a.shape != t.shape:
-                step("mismatch", ok=False, error=f"{path}: shape {a.shape}, torch {t.shape}")
-                return
-            if _kind(a.dtype) != _kind(t.dtype):
-                step("mismatch", ok=False, error=f"{path}: dtype {a.dtype}, torch {t.dtype}")
-                return
-            if a.size:
-                diff = float(np.max(np.abs(a.astype(np.float64) - t.astype(np.float64))))
-                worst = max(worst, diff)
-                if not np.allclose(a, t, rtol=RTOL, atol=ATOL, equal_nan=True):
-                    step("mismatch", ok=False, error=f"{path}: values differ (max abs diff {diff:.3g})")
-                    return
         step("mismatch", max_abs_diff=worst)
     except BaseException as exc:  # noqa: BLE001 - reported, not raised
         step(stage, ok=False, error=_error_line(exc), where=_where(exc, root))
@@ -442,6 +451,8 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
                 fail(RUN_STAGES[len(steps)], result["crash"] or "child stopped without a result")
             if steps and steps[-1].get("max_abs_diff") is not None:
                 row["max_abs_diff"] = steps[-1]["max_abs_diff"]
+            if bad and bad["stage"] == "import" and "torch-free check" in bad["error"]:
+                row["with_torch"] = diagnose_with_torch(args)
     if failed:
         row["stage"], row["error"], row["where"] = failed[0]
         last = [f for f in failed if f[0] != "torch-left"]
@@ -452,9 +463,23 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
     row["ran_to"] = row["stop"]["stage"] if row["stop"] else "PASS"
     if row["where"] and pkg_out.exists():
         _code_line(row["where"], pkg_out)
-    if row["stop"] and row["stop"]["where"]:
-        _code_line(row["stop"]["where"], pkg_out)
+    for item in (row["stop"], row.get("with_torch")):
+        if item and item["where"]:
+            _code_line(item["where"], pkg_out)
     return row
+
+
+def diagnose_with_torch(args: dict) -> dict:
+    """Diagnosis only (never a PASS): how far the converted code runs when torch CAN be imported,
+    i.e. what stops it once the torch references left are dealt with."""
+    result = run_child("ms", {**args, "allow_torch": True}, TIMEOUT_MS)
+    steps = result["steps"]
+    bad = next((s for s in steps if not s["ok"]), None)
+    if bad:
+        return {"stage": bad["stage"], "error": bad["error"], "where": bad.get("where") or None}
+    if len(steps) < len(RUN_STAGES):
+        return {"stage": RUN_STAGES[len(steps)], "error": result["crash"] or "child stopped", "where": None}
+    return {"stage": "PASS", "error": None, "where": None}
 
 
 def _code_line(where: dict, pkg_out: Path) -> None:
@@ -500,12 +525,13 @@ def normalise(error: str) -> str:
     return text[:160]
 
 
-def causes(rows: list[dict], top: int = 15) -> list[dict]:
-    """Why cases stopped, grouped by normalised error (torch-left: by reference), most files first."""
+def causes(rows: list[dict], top: int = 15, field: str = "stop") -> list[dict]:
+    """Why cases stopped (``field``: "stop", or "with_torch" for the diagnosis run with torch
+    importable), grouped by normalised error, most files first."""
     groups: dict[str, dict] = {}
     for row in rows:
-        stop = row.get("stop")
-        if stop:
+        stop = row.get(field)
+        if stop and stop.get("error"):
             key = f"{stop['stage']}: {normalise(stop['error'])}"
             g = groups.setdefault(key, {"cause": key, "files": set(), "example": None})
             g["files"].add(row["case"])
@@ -555,15 +581,16 @@ def summary(rows: list[dict]) -> dict:
 
 def print_family(family: str, rows: list[dict], msadapter: dict | None) -> None:
     print(f"\n=== family: {family}  (msmap convert --device CPU --family {family})")
-    head = f"{'case':22} {'stage':10} {'ran to':10} {'marks':>5} {'torch':>5} {'chg':>4}  first error"
+    head = f"{'case':22} {'stage':10} {'ran to':10} {'marks':>5} {'torch':>5} {'chg':>4} {'w/torch':8}  first error"
     if msadapter:
-        head = f"{'case':22} {'stage':10} {'ran to':10} {'marks':>5} {'torch':>5} {'chg':>4} {'msadapter':10} first error"
+        head = f"{'case':22} {'stage':10} {'ran to':10} {'marks':>5} {'torch':>5} {'chg':>4} {'msadapter':10} {'w/torch':8}  first error"
     print(head)
     for r in rows:
         err = (r["error"] or "")
         if r["stop"] and r["stage"] == "torch-left":
             err = f"{err} | stops: {r['stop']['stage']}: {r['stop']['error']}"
         ms = f" {msadapter.get(r['case'], {}).get('stage', '-'):10}" if msadapter else ""
+        ms += f" {(r.get('with_torch') or {}).get('stage', '-'):8}"
         print(f"{r['case']:22} {r['stage']:10} {r['ran_to']:10} {r['markers']:5} {r['torch_refs']:5} "
               f"{r['changed']:4}{ms}  {err[:150]}")
     s = summary(rows)
@@ -575,11 +602,24 @@ def print_family(family: str, rows: list[dict], msadapter: dict | None) -> None:
     if msadapter:
         passed = sum(1 for r in rows if msadapter.get(r["case"], {}).get("stage") == "PASS")
         print(f"MSAdapter (unconverted files under its stand-in torch): PASS {passed}/{len(rows)}")
+        why = Counter(f"{m['stage']}: {m['error']}" for r in rows if (m := msadapter.get(r["case"])) and m["error"])
+        for text, n in why.most_common(3):
+            print(f"  {n:3} files  {text[:200]}")
     print(f"\ntop causes ({family}): where each case stopped running")
     for c in causes(rows):
         ex = c["example"]
         where = f"  e.g. {ex['case']}/{ex['file']}:{ex['line']}: {ex.get('code', '')}" if ex else ""
         print(f"  {c['files']:3} files  {c['cause']}\n{where[:220]}" if where else f"  {c['files']:3} files  {c['cause']}")
+    diagnosed = [r for r in rows if r.get("with_torch")]
+    if diagnosed:
+        reach = Counter(r["with_torch"]["stage"] for r in diagnosed)
+        print(f"\ndiagnosis, not counted: the {len(diagnosed)} cases stopped by torch left, run with torch "
+              "importable: ran to " + ", ".join(f"{s} {reach[s]}" for s in STAGES if reach[s]))
+        for c in causes(rows, field="with_torch"):
+            ex = c["example"]
+            print(f"  {c['files']:3} files  {c['cause']}")
+            if ex:
+                print(f"        e.g. {ex['case']}/{ex['file']}:{ex['line']}: {ex.get('code', '')}"[:220])
     refs, marks = leftovers(rows)
     print(f"\ntorch references left ({family}), by files")
     for g in refs:
@@ -660,7 +700,8 @@ def main(argv=None) -> int:
             fam_rows = by_family[family]
             refs, marks = leftovers(fam_rows)
             report["families"][family] = {
-                "summary": summary(fam_rows), "causes": causes(fam_rows), "torch_left": refs,
+                "summary": summary(fam_rows), "causes": causes(fam_rows),
+                "causes_with_torch_importable": causes(fam_rows, field="with_torch"), "torch_left": refs,
                 "markers": marks,
                 "rows": [{k: v for k, v in r.items() if k not in ("left", "marker_reasons")} for r in fam_rows]}
         path.write_text(json.dumps(report, indent=1) + "\n")
