@@ -7,10 +7,11 @@ the tree, flow-insensitively within one function:
 - a parameter of ``forward`` (or ``construct``) other than ``self``, unless annotated with a
   non-tensor type; any parameter annotated ``Tensor``;
 - a name all of whose assignments in the function are tensor expressions: a tensor name,
-  a call of a sub-layer (``self.conv(x)``), a call of a torch function that returns a tensor
-  (resolved by the engine), a tensor method call other than those returning Python values
-  (``x.view(...)``, not ``x.size()``), arithmetic or indexing with a tensor, or unpacking one
-  of those (``q, k, v = qkv.unbind(0)``);
+  a call of a sub-layer (``self.conv(x)``), a call of a torch or MindSpore function that
+  returns a tensor, a call of one of the file's own functions given a tensor
+  (``nchw_to(x, fmt)``; builtins such as ``len`` excluded), a tensor method call other than
+  those returning Python values (``x.view(...)``, not ``x.size()``), arithmetic or indexing
+  with a tensor, or unpacking one of those (``q, k, v = qkv.unbind(0)``);
 - ``self.<attr>`` set from ``nn.Parameter(...)`` or a torch tensor call anywhere in its class,
   or registered with ``register_buffer``.
 
@@ -19,6 +20,7 @@ incremental analysis, so an edit elsewhere in the function cannot leave it stale
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Iterable, Optional
 
 FORWARD_NAMES = (b"forward", b"construct")
@@ -31,6 +33,7 @@ NOT_TENSOR_METHODS = frozenset({
 SEQUENCE_METHODS = frozenset({b"split", b"chunk", b"unbind", b"tensor_split"})
 NOT_TENSOR_TYPES = (b"int", b"float", b"bool", b"str", b"list", b"dict", b"tuple", b"bytes")
 OPERATORS = ("binary_operator", "unary_operator")
+BUILTINS = frozenset(name.encode() for name in dir(builtins))  # len(x), int(x), isinstance(...): no tensor
 
 
 class TensorNames:
@@ -128,6 +131,12 @@ class TensorNames:
             function = node.child_by_field_name("function")
             if function is not None and _mindspore_function(function.text, self.alias):
                 return True
+            if known and function is not None and function.type == "identifier" and function.text not in BUILTINS:
+                # a helper of the model's own (nchw_to(x, fmt)) given a tensor returns one
+                arguments = node.child_by_field_name("arguments")
+                if arguments is not None and any(self._expression(a, known, owner) for a in arguments.named_children
+                                                 if a.type not in ("keyword_argument", "comment")):
+                    return True
             if function is not None and function.type == "attribute":
                 obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
                 return attr is not None and attr.text not in NOT_TENSOR_METHODS and obj is not None \
