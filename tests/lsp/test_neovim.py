@@ -25,11 +25,10 @@ with torch.no_grad():
     pass
 """
 
-# The quick-fix already left `nn` unused; fix-all removes only imports its own fixes leave unused.
+# The quick-fix already left `nn` unused; fix-all removes every torch import nothing refers to.
 EXPECTED = """\
 import mindspore as ms
 import torch
-import torch.nn as nn
 
 layer = ms.nn.Dense(3, 4, has_bias=False)
 act = ms.ops.relu(layer)
