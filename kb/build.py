@@ -225,7 +225,8 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
             # equivalence probe that called MindSpore with other arguments is no evidence against it.
             proof = proofs.get((m.torch, r["family"], r["api"]))
             if proof is not None:
-                _apply_rewrite_proof(r, proof)
+                # (a curator's explicit auto: true keeps auto; the failed styles are still shown)
+                _apply_rewrite_proof(r, proof, keep_auto=s == "curated" and t.auto is True)
             if proof is not None and proof.get("result") in ("proven", "failed"):
                 pass  # the executed rewrite outranks an equivalence probe that called other code
             elif not (s == "curated" and t.auto is True):
@@ -305,12 +306,16 @@ def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str, str,
             if isinstance(p, dict) and p.get("kind") == "rewrite" and p.get("ms_version") == ms_version}
 
 
-def _apply_rewrite_proof(row: dict, probe: dict) -> None:
+def _apply_rewrite_proof(row: dict, probe: dict, keep_auto: bool = False) -> None:
     """The engine's own rewrite, executed next to torch, decides: a failure turns ``auto`` off
-    with the failure as the reason; a pass (or no evidence) leaves ``auto`` as it is."""
+    with the failure as the reason; a pass (or no evidence) leaves ``auto`` as it is.
+
+    ``keep_auto``: a curated target marked ``auto: true`` keeps it. The generated call styles
+    pass torch's ``None`` defaults literally (``F.softmax(x, None)``), which real calls do not;
+    the curator's parameter map was checked on the calls real code makes."""
     row["proof"] = json.dumps({k: probe.get(k) for k in ("result", "detail", "passed", "failed", "ms_version",
                                                           "device")}, ensure_ascii=False)
-    if probe.get("result") == "failed" and row["auto"]:
+    if probe.get("result") == "failed" and row["auto"] and not keep_auto:
         verdict = (f"Rewrite probe (mindspore {probe.get('ms_version')}, {probe.get('device') or 'cpu'}): "
                    f"{probe.get('detail')}. The rewrite msmap would emit gives other results than torch, "
                    "so msmap does not apply it automatically.")

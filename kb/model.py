@@ -201,8 +201,8 @@ class Target(Strict):
         for text in self.template:
             check_template(text)
         if self.helper is not None:
-            if not self.template or not re.match(r"def [A-Za-z_]\w*\(", self.helper):
-                raise ValueError("a helper is a 'def name(...)' that a template calls")
+            if not self.template or not re.match(r"(def|class) [A-Za-z_]\w*\(", self.helper):
+                raise ValueError("a helper is a 'def name(...)' or 'class name(...)' that a template calls")
             try:
                 compile(self.helper.replace("{ms}", "ms"), "<helper>", "exec")
             except SyntaxError as exc:

@@ -91,14 +91,15 @@ def _guard(condition: str, name: str, api: str) -> str:
 def insertion(node: Any, source: bytes, name: str, definition: str) -> Optional[TextEdit]:
     """The edit adding ``definition`` just before the module-level statement that holds ``node``
     (so a class using it as a default argument finds it defined); None when the file defines
-    ``name`` already (an earlier pass of fix-all wrote it). Definitions for different statements
-    go to different places, so one pass of fix-all can write many."""
-    if f"def {name}(".encode() in source:
-        return None
+    ``name`` above that statement already. Definitions for different statements go to different
+    places, so one pass of fix-all can write many; two statements that need the same definition
+    in one pass each get it (Python keeps the later one, which is the same)."""
     statement = node
     while statement.parent is not None and statement.parent.parent is not None:
         statement = statement.parent
     offset = source.rfind(b"\n", 0, statement.start_byte) + 1
+    if any(f"{kind} {name}(".encode() in source[:offset] for kind in ("def", "class")):
+        return None  # defined above already (a definition further down would come too late)
     newlines = len(source[:offset]) - len(source[:offset].rstrip(b"\n"))
     before = "" if offset == 0 else "\n" * max(0, 3 - newlines)  # two blank lines before a def
     return TextEdit(offset, offset, before + definition + "\n\n")

@@ -10,6 +10,7 @@ A source that does not parse to begin with comes back unchanged.
 from __future__ import annotations
 
 import ast
+import re
 import bisect
 import gc
 import warnings
@@ -22,6 +23,7 @@ from kb.analysis.tensors import confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode, encode
 
 MAX_PASSES = 25
+DEFINITION = re.compile(r"\n*(?:def|class) \w+\(")  # an adapter's or helper's definition (adapters.insertion)
 
 
 def parses(source: bytes) -> Optional[str]:
@@ -251,10 +253,16 @@ def _overlap(start: int, end: int, other_start: int, other_end: int) -> bool:
 def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: FixAllResult):
     def edits_of(uses: list) -> list[TextEdit]:
         edits = [e for u in uses for e in u.edits]
+        # A definition an adapter or helper needs is written once, at the first place asked for
+        # in this pass (each place is before the statement that needs it, so the first serves all).
+        first: dict[str, int] = {}
+        for edit in edits:
+            if edit.start == edit.end and DEFINITION.match(edit.new_text):
+                first[edit.new_text] = min(first.get(edit.new_text, edit.start), edit.start)
         seen, unique = set(), []
         for edit in edits:  # a class migration's uses share their edits
             key = (edit.start, edit.end, edit.new_text)
-            if key not in seen:
+            if key not in seen and first.get(edit.new_text, edit.start) == edit.start:
                 seen.add(key)
                 unique.append(edit)
         if analysis.needs_alias(unique):

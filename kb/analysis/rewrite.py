@@ -126,7 +126,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)]
         helper = choice.target.get("helper")
         if helper:  # a function the template calls, written once after the imports
-            name = helper[4:helper.index("(")]
+            name = helper.split(None, 1)[1].split("(", 1)[0]  # def NAME( / class NAME(
             added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
             edits += [added] if added is not None else []
         return Rewrite(_title(f"Rewrite as {text}", choice, behaviour), edits, behaviour)
