@@ -414,10 +414,12 @@ def write_derived(derived: dict[str, list[dict]], out_dir: Path) -> list[Path]:
 
 
 def _lean(record: dict) -> dict:
-    """Leave out the curation-only fields derivation never fills (templates, symbolic transforms)."""
+    """Leave out the curation-only fields derivation never fills (templates, helpers, symbolic transforms)."""
     for target in record.get("targets") or []:
         if not target.get("template"):
             target.pop("template", None)
+        if target.get("helper") is None:
+            target.pop("helper", None)
         for param in target.get("params") or []:
             if param.get("symbolic") is None:
                 param.pop("symbolic", None)

@@ -46,6 +46,8 @@ MindSpore names.
 
 all MindSpore versions · auto-convertible
 
+Rewrite not proven by an executed probe.
+
 ```python
 mindspore.nn.Dense(in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True, activation=None, \
 dtype=mindspore.float32)
@@ -84,6 +86,8 @@ Source: seed: `000_230305ba76a72365.txt`
 **consistent**: Same name in the MindSpore namespace, same parameters, same defaults: changing the import is enough.
 
 all MindSpore versions · auto-convertible
+
+Rewrite not proven by an executed probe.
 
 ```python
 mindspore.mint.nn.Linear(in_features, out_features, bias=True, weight_init=None, bias_init=None, dtype=None)
