@@ -242,6 +242,7 @@ class Engine:
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         self._add_branch_renames(sites, uses)
+        _keep_sequential_growth(sites, uses)
         uses += [self._feature_test(call, source) for call in feature_tests(root, source, resolver.imports)]
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
@@ -437,6 +438,29 @@ class Engine:
         if found is None or found[0] is not first or found[1] is not second:
             found = self._memos[key] = (first, second, compute())
         return found[2]
+
+
+SEQUENTIAL_GROWTH = "a SequentialCell runs only the cells it was built with or appended, not ones added by name: " \
+    "pass the blocks to super().__init__(...) or use self.append(block)"
+
+
+def _keep_sequential_growth(sites: list[Site], uses: list[Use]) -> None:
+    """``self.add_module(name, block)`` inside a subclass of ``nn.Sequential`` adds a block torch runs;
+    MindSpore's ``insert_child_to_cell`` registers it, but ``SequentialCell.construct`` never calls it
+    (its list of cells is made in ``__init__``): the outputs would differ silently, so it needs a human."""
+    sequential = {s.local_class.node.id for s in sites if s.kind == "class_base" and s.local_class is not None
+                  and s.torch_name == "torch.nn.Sequential"}
+    if not sequential:
+        return
+    for site, use in zip(sites, uses):
+        if use.torch_name != "torch.nn.Module.add_module" or site.node is None:
+            continue
+        owner = site.node.parent
+        while owner is not None and owner.type != "class_definition":
+            owner = owner.parent
+        if owner is not None and owner.id in sequential:
+            use.edits, use.title, use.reason = [], "", SEQUENTIAL_GROWTH
+            use.category = categorize(use.guess, use.choice, False, use.behaviour)
 
 
 def no_equivalent_reason(record: dict, choice: Any) -> str:
