@@ -125,7 +125,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         text = render(templates, site.call, site.record, choice.target, alias, receiver)
         edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)]
         helper = choice.target.get("helper")
-        if helper:  # a function the template calls, written once after the imports
+        if helper:  # a function the template calls, written once before the statement that needs it
             name = helper.split(None, 1)[1].split("(", 1)[0]  # def NAME( / class NAME(
             added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
             edits += [added] if added is not None else []
@@ -173,9 +173,9 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
             edits = _adapter_edits(site, choice, alias, source, blocked)
     elif _params_change(target) and not in_type_context(site.node) and not unverified_consistent(choice):
         why = reference_blocker(site.record, target)
-        if why is not None:
+        if why is not None:  # the adapter maps every later call's arguments, transforms included
             edits = _adapter_edits(site, choice, alias, source, Blocked(f"referenced without a call: {why}"))
-        passed_later = transformed_params(target)
+        passed_later = transformed_params(target) if why is None else []
         if passed_later:
             note = f"a later call through this name must not pass {', '.join(passed_later)} (its value is transformed)"
             behaviour = f"{behaviour}; {note}" if behaviour else note
