@@ -13,6 +13,7 @@ import keyword
 import re
 from typing import Any, Optional
 
+from kb.analysis.transforms import NotComputable, apply_transform
 from kb.docs import corpus as cp
 from kb.docs import words
 
@@ -69,6 +70,11 @@ def _closed(v: str) -> bool:
 
 
 def _value(v: str, transform: str) -> str:
+    """The transformed value as the engine writes it (a literal is folded: padding 0 -> 0)."""
+    try:
+        return apply_transform(transform, v)
+    except NotComputable:
+        pass
     if not (re.fullmatch(r"[\w.'\"]+|-?\d+(\.\d+)?", v) or (v[:1] in "([{" and _expr(v) and _closed(v))):
         v = f"({v})"
     return re.sub(r"\bv\b", v, transform)

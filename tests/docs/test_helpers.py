@@ -129,7 +129,7 @@ def test_generated_example_renames_transforms_and_drops():
     ex = examples.generate(rec, _target("param_semantics_differ", "mindspore.nn.Dropout", params))
     assert ex == {
         "torch": "import torch\n\nlayer = torch.nn.Dropout(p=0.5, inplace=False)",
-        "mindspore": "import mindspore\n\nlayer = mindspore.nn.Dropout(keep_prob=1 - 0.5)\n"
+        "mindspore": "import mindspore\n\nlayer = mindspore.nn.Dropout(keep_prob=0.5)\n"
                      "# inplace: dropped (no effect in MindSpore)",
     }
     compile(ex["mindspore"], "<example>", "exec")
