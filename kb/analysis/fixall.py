@@ -23,7 +23,13 @@ from kb.analysis.tensors import confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode, encode
 
 MAX_PASSES = 25
-DEFINITION = re.compile(r"\n*(?:def|class) \w+\(")  # an adapter's or helper's definition (adapters.insertion)
+DEFINITION = re.compile(r"\n*(?:def|class) (\w+)\(")  # an adapter's or helper's definition (adapters.insertion)
+
+
+def _defines(edit: TextEdit) -> Optional[str]:
+    """The name an inserted adapter or helper definition defines, if the edit is one."""
+    found = DEFINITION.match(edit.new_text) if edit.start == edit.end else None
+    return found[1] if found else None
 
 
 def parses(source: bytes) -> Optional[str]:
@@ -255,14 +261,16 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
         edits = [e for u in uses for e in u.edits]
         # A definition an adapter or helper needs is written once, at the first place asked for
         # in this pass (each place is before the statement that needs it, so the first serves all).
-        first: dict[str, int] = {}
+        first: dict[str, int] = {}  # defined name -> where it goes
         for edit in edits:
-            if edit.start == edit.end and DEFINITION.match(edit.new_text):
-                first[edit.new_text] = min(first.get(edit.new_text, edit.start), edit.start)
+            name = _defines(edit)
+            if name:
+                first[name] = min(first.get(name, edit.start), edit.start)
         seen, unique = set(), []
         for edit in edits:  # a class migration's uses share their edits
             key = (edit.start, edit.end, edit.new_text)
-            if key not in seen and first.get(edit.new_text, edit.start) == edit.start:
+            name = _defines(edit)
+            if key not in seen and (not name or first[name] == edit.start):
                 seen.add(key)
                 unique.append(edit)
         if analysis.needs_alias(unique):

@@ -1,0 +1,108 @@
+"""The conversion rules added for real model files, each as a fix beside a no-op (bundled KB)."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from kb.analysis import Engine, EngineSettings
+from kb.analysis.convert import convert_source
+
+
+@pytest.fixture(scope="module")
+def classic(real_kb):
+    return Engine(real_kb, EngineSettings())
+
+
+@pytest.fixture(scope="module")
+def mint_cpu(real_kb):
+    return Engine(real_kb, EngineSettings(family="mint", device="CPU"))
+
+
+@pytest.fixture(scope="module")
+def mint_ascend(real_kb):
+    return Engine(real_kb, EngineSettings(family="mint", device="Ascend"))
+
+
+def converted(engine, src: str) -> str:
+    text = convert_source(engine, src).text
+    ast.parse(text)
+    assert convert_source(engine, text).text == text  # converting again changes nothing
+    return text
+
+
+def test_device_cpu_keeps_mint_off_ops_without_a_cpu_kernel(mint_cpu, mint_ascend):
+    src = "import torch.nn as nn\nc = nn.Conv2d(3, 8, 3)\nr = nn.ReLU()\n"
+    on_cpu, on_ascend = converted(mint_cpu, src), converted(mint_ascend, src)
+    assert "ms.nn.Conv2d(3, 8, 3, has_bias=True, pad_mode='pad')" in on_cpu  # mint Conv2d: no CPU kernel
+    assert "ms.mint.nn.Conv2d(3, 8, 3)" in on_ascend
+    assert "ms.mint.nn.ReLU()" in on_cpu  # mint ReLU runs on the CPU
+
+
+def test_isinstance_branch_renames_the_parameters_of_the_tested_layer(classic):
+    src = ("import torch.nn as nn\n\nclass N(nn.Module):\n    def init(self):\n"
+           "        for m in self.modules():\n            if isinstance(m, nn.BatchNorm2d):\n"
+           "                nn.init.constant_(m.weight, 1)\n            elif isinstance(m, nn.Linear):\n"
+           "                nn.init.zeros_(m.weight)\n")
+    out = converted(classic, src)
+    assert "m.gamma.set_data(" in out and "m.weight.set_data(" in out  # BatchNorm's weight is gamma; Dense keeps weight
+    assert "for m in [cell for _, cell in self.cells_and_names()]:" in out
+
+
+def test_a_name_reassigned_in_the_branch_is_not_renamed(classic):
+    src = ("import torch.nn as nn\n\ndef f(m, other):\n    if isinstance(m, nn.BatchNorm2d):\n"
+           "        m = other\n        print(m.weight)\n")
+    assert "m.weight" in converted(classic, src)
+
+
+@pytest.mark.parametrize("src, fixed, kept", [
+    pytest.param("import torch.nn as nn\n\nclass A(nn.Module):\n    def forward(self, x):\n        return x.size(0)\n",
+                 "return x.shape[0]", None, id="forward-input"),
+    pytest.param("import torch.nn as nn\n\nclass A(nn.Module):\n    def forward(self, x):\n"
+                 "        y = self.fc(x)\n        return y.softmax(dim=-1)\n", "y.softmax(axis=-1)", None,
+                 id="sub-layer-result"),
+    pytest.param("import torch.nn as nn\n\nclass A(nn.Module):\n    def forward(self, x):\n"
+                 "        n = len(x)\n        return n.size()\n", None, "n.size()", id="builtin-result-not-a-tensor"),
+    pytest.param("import torch\n\ndef f(q):\n    return q.size(1)\n", None, "q.size(1)", id="unknown-receiver"),
+])
+def test_tensor_methods_only_on_known_tensors(classic, src, fixed, kept):
+    out = converted(classic, src)
+    if fixed:
+        assert fixed in out
+    if kept:
+        assert kept in out and "# msmap: if this is a tensor" in out  # a possible crash is marked
+
+
+def test_feature_test_on_torch_is_false(classic):
+    out = converted(classic, "import torch.nn.functional as F\nflash = hasattr(F, 'scaled_dot_product_attention')\n")
+    assert "flash = False" in out and "torch" not in out
+    assert converted(classic, "import os\nok = hasattr(os, 'sep')\n") == "import os\nok = hasattr(os, 'sep')\n"
+
+
+def test_add_module_in_a_sequential_subclass_is_left_with_the_reason(classic):
+    src = ("import torch.nn as nn\n\nclass S(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.add_module('a', nn.ReLU())\n")
+    assert "# msmap: a SequentialCell runs only the cells it was built with" in converted(classic, src)
+    plain = "import torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
+            "        self.add_module('a', nn.ReLU())\n"
+    assert "# msmap:" not in converted(classic, plain)
+
+
+def test_helper_is_written_once_before_its_first_use(classic):
+    src = ("import torch.nn.functional as F\n\ndef a(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n\n\n"
+           "def b(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n")
+    out = converted(classic, src)
+    assert out.count("def ms_scaled_dot_product_attention(") == 1
+    assert out.index("def ms_scaled_dot_product_attention(") < out.index("def a(")
+
+
+def test_module_dict_becomes_a_cell_that_may_hold_cell_lists(classic):
+    out = converted(classic, "import torch.nn as nn\nd = nn.ModuleDict(dict(h=nn.ModuleList([nn.ReLU()])))\n")
+    assert "class ms_ModuleDict(ms.nn.Cell):" in out and "d = ms_ModuleDict(dict(h=ms.nn.CellList([ms.nn.ReLU()])))" in out
+
+
+def test_summary_counts_a_file_with_a_marker_as_not_complete(classic):
+    done = convert_source(classic, "import torch.nn as nn\nr = nn.ReLU()\n")
+    marked = convert_source(classic, "import torch\ndef f(q):\n    return q.size(1)\n")
+    assert not done.left and not done.unsure and done.unsure == []
+    assert marked.unsure and marked.unsure[0].torch_name == "torch.Tensor.size"
