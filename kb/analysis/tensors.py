@@ -13,7 +13,12 @@ the tree, flow-insensitively within one function:
   those returning Python values (``x.view(...)``, not ``x.size()``), arithmetic or indexing
   with a tensor, or unpacking one of those (``q, k, v = qkv.unbind(0)``);
 - ``self.<attr>`` set from ``nn.Parameter(...)`` or a torch tensor call anywhere in its class,
-  or registered with ``register_buffer``.
+  or registered with ``register_buffer``;
+- ``typing.cast(T, v)`` is ``v`` (``cast(nn.Embedding, self.transformer.wte)(x)`` calls a
+  sub-layer), and ``self.a.b(t)`` given a tensor calls a sub-layer held in a container.
+
+Sub-layer and own-helper calls count only in a function that takes a tensor parameter; a function
+without one (a sampling loop) still knows the results of torch calls and of tensor methods on them.
 
 The inference reads one revision's tree as a whole (fix-all's own passes), never the
 incremental analysis, so an edit elsewhere in the function cannot leave it stale.
@@ -52,7 +57,7 @@ class TensorNames:
     # -- per function -------------------------------------------------------------------
     def _names(self, function: Optional[Any]) -> set[bytes]:
         if function is None:
-            return set()
+            return _Known()
         found = self._functions.get(function.id)
         if found is None:
             found = self._functions[function.id] = self._infer(function)
@@ -74,9 +79,7 @@ class TensorNames:
                 for item in _identifiers(left) if left.named_children else [left]:
                     if item.type == "identifier":
                         assignments.setdefault(item.text, []).append((left, False))  # never a tensor
-        if not parameters:
-            return set()  # a function that takes no tensor: nothing to start from
-        known = parameters | set(assignments)
+        known = _Known(parameters | set(assignments), layers=bool(parameters))
         owner = _enclosing(function, "class_definition")
         changed = True
         while changed:
@@ -126,12 +129,16 @@ class TensorNames:
             return len(branches) == 3 and self._expression(branches[0], known, owner) \
                 and self._expression(branches[2], known, owner)
         if kind == "call":
-            if node.id in self.tensor_calls or (known and _is_self_call(node)):
-                return True  # a sub-layer's call counts where the function deals in tensors
             function = node.child_by_field_name("function")
+            if function is not None and function.type == "identifier" and function.text == b"cast":
+                value = _cast_value(node)  # typing.cast(T, v) is v
+                return value is not None and self._expression(value, known, owner)
+            layers = getattr(known, "layers", False)  # sub-layers count where the function deals in tensors
+            if node.id in self.tensor_calls or (layers and self._layer_call(node, known, owner)):
+                return True
             if function is not None and _mindspore_function(function.text, self.alias):
                 return True
-            if known and function is not None and function.type == "identifier" and function.text not in BUILTINS:
+            if layers and function is not None and function.type == "identifier" and function.text not in BUILTINS:
                 # a helper of the model's own (nchw_to(x, fmt)) given a tensor returns one
                 arguments = node.child_by_field_name("arguments")
                 if arguments is not None and any(self._expression(a, known, owner) for a in arguments.named_children
@@ -142,6 +149,24 @@ class TensorNames:
                 return attr is not None and attr.text not in NOT_TENSOR_METHODS and obj is not None \
                     and self._expression(obj, known, owner)
         return False
+
+    def _layer_call(self, call: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+        """``self.conv(...)``, ``cast(T, self.blocks.h)(t)`` or ``self.blocks.h(t)`` given a tensor:
+        a sub-layer's forward (a deeper attribute counts only with a tensor argument, so
+        ``self.fc.weight.size()`` is no layer call)."""
+        function = _uncast(call.child_by_field_name("function"))
+        if function is None or function.type != "attribute":
+            return False
+        obj = function.child_by_field_name("object")
+        if obj is not None and obj.type == "identifier" and obj.text == b"self":
+            return True
+        while obj is not None and obj.type == "attribute":
+            obj = obj.child_by_field_name("object")
+        if obj is None or obj.type != "identifier" or obj.text != b"self":
+            return False
+        arguments = call.child_by_field_name("arguments")
+        return arguments is not None and any(self._expression(a, known, owner) for a in arguments.named_children
+                                             if a.type not in ("keyword_argument", "comment"))
 
     def _class_tensors(self, owner: Any) -> set[bytes]:
         found = self._classes.get(owner.id)
@@ -167,6 +192,32 @@ class TensorNames:
                 if first is not None and first.type == "string":
                     names.add(first.text.strip(b"'\"rbuRBU"))
         return names
+
+
+class _Known(set):
+    """The tensor names of one function; ``layers``: the function takes a tensor parameter, so
+    calls of sub-layers and of the file's own helpers return tensors in it."""
+
+    def __init__(self, names: Iterable[bytes] = (), layers: bool = False) -> None:
+        super().__init__(names)
+        self.layers = layers
+
+
+def _cast_value(call: Any) -> Optional[Any]:
+    """``v`` of ``cast(T, v)``."""
+    arguments = call.child_by_field_name("arguments")
+    items = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    return items[1] if len(items) == 2 and items[1].type != "keyword_argument" else None
+
+
+def _uncast(function: Optional[Any]) -> Optional[Any]:
+    """The callee with ``cast(T, ...)`` taken off: ``cast(nn.Embedding, self.wte)`` -> ``self.wte``."""
+    while function is not None and function.type == "call":
+        inner = function.child_by_field_name("function")
+        if inner is None or inner.type != "identifier" or inner.text != b"cast":
+            return function
+        function = _cast_value(function)
+    return function
 
 
 def _mindspore_function(text: bytes, alias: bytes) -> bool:
