@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import textwrap
 from typing import Any
 
+from kb import views
 from kb.phrases import claim_text, range_text
 
 SEV_COLOUR = {"error": "31", "warning": "33", "info": "36"}
@@ -78,18 +78,12 @@ def _table(rows: list[list[str]], indent: int) -> list[str]:
     return lines
 
 
-def param_rows(params: list[dict[str, Any]]) -> list[list[str]]:
-    rows = [["torch", "mindspore", "torch default", "ms default", "change"]]
-    for p in params:
-        change = p["kind"]
-        if p.get("transform"):
-            expr = re.sub(r"\bv\b", p.get("torch") or "v", p["transform"])
-            change += f": {p.get('ms') or '?'} = {expr}"
-        if p.get("note"):
-            change += f" — {p['note']}"
-        rows.append([p.get("torch") or "—", p.get("ms") or "—", str(p.get("torch_default") or ""),
-                     str(p.get("ms_default") or ""), change])
-    return rows
+def param_table(rows: list[views.ParamRow]) -> list[list[str]]:
+    table = [list(views.PARAM_COLUMNS)]
+    for r in rows:
+        change = r.kind + (f": {r.assignment}" if r.assignment else "") + (f" — {r.note}" if r.note else "")
+        table.append([r.torch or "—", r.ms or "—", r.torch_default or "", r.ms_default or "", change])
+    return table
 
 
 def render_mapping(rec: dict[str, Any], style: Style | None = None, ms_version: str | None = None,
@@ -137,12 +131,12 @@ def _render_target(t: dict[str, Any], st: Style, width: int, ms_version: str | N
         lines.append(f"    signature: {(t['api'] or '').rsplit('.', 1)[-1]}{t['ms_signature']}")
     if t.get("note"):
         lines.extend(_wrap(t["note"], 4, width))
-    interesting = [p for p in t.get("params", []) if p["kind"] != "same" or p.get("torch_default") != p.get("ms_default")]
+    differing = views.param_rows(t.get("params"), differing_only=True)
     if t.get("params"):
-        same = len(t["params"]) - len(interesting)
-        if interesting:
+        same = len(t["params"]) - len(differing)
+        if differing:
             lines.append("    parameters:" + (st.dim(f"  (+{same} identical not shown)") if same else ""))
-            lines.extend(_table(param_rows(interesting), 6))
+            lines.extend(_table(param_table(differing), 6))
         else:
             lines.append(f"    parameters: all {same} identical (names and defaults)")
     if t.get("example"):

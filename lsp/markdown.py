@@ -6,9 +6,9 @@ touches the DB or the editor; the inputs are the records documented in DESIGN.md
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from kb import views
 from kb.phrases import range_text
 from kb.query import in_range
 
@@ -75,18 +75,14 @@ def target_line(t: dict[str, Any], version: str | None) -> str:
     return " · ".join(parts)
 
 
-def param_table(params: list[dict[str, Any]]) -> list[str]:
-    rows = ["| torch | MindSpore | torch default | MindSpore default | change |", "|---|---|---|---|---|"]
-    for p in params:
-        change = p["kind"]
-        if p.get("transform"):
-            expr = re.sub(r"\bv\b", p.get("torch") or "v", p["transform"])
-            change += f": {code((p.get('ms') or '?') + ' = ' + expr)}"
-        if p.get("note"):
-            change += " — " + p["note"].replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| {code(p.get('torch'))} | {code(p.get('ms'))} | {code(p.get('torch_default'))} "
-                    f"| {code(p.get('ms_default'))} | {change} |")
-    return rows
+def param_table(rows: list[views.ParamRow]) -> list[str]:
+    out = ["| " + " | ".join(views.PARAM_COLUMNS) + " |", "|---|---|---|---|---|"]
+    for r in rows:
+        change = r.kind + (f": {code(r.assignment)}" if r.assignment else "")
+        if r.note:
+            change += " — " + r.note.replace("|", "\\|").replace("\n", " ")
+        out.append("| " + " | ".join(code(v) for v in r.values) + f" | {change} |")
+    return out
 
 
 def caveat_lines(caveats: list[dict[str, Any]], version: str | None) -> list[str]:
@@ -114,8 +110,8 @@ def mapping_card(rec: dict[str, Any], family: str = "classic", version: str | No
         lines += ["", perf]
     if rec.get("advice"):
         lines += ["", f"**Advice:** {rec['advice']}"]
-    for t in _tables_for(rec, family, version):
-        lines += ["", f"**Parameters** → {code(t['api'])}", ""] + param_table(t["params"])
+    for api, rows in _tables_for(rec, family, version):
+        lines += ["", f"**Parameters** → {code(api)}", ""] + param_table(rows)
     notes = [t["note"] for t in targets if t.get("note") and applies(t.get("ms_versions"), version)]
     for note in dict.fromkeys(notes):
         lines += ["", note.strip()]
@@ -147,16 +143,15 @@ def performance_line(rows: list[dict[str, Any]], family: str, version: str | Non
     return None
 
 
-def _tables_for(rec: dict[str, Any], family: str, version: str | None) -> list[dict[str, Any]]:
-    """Parameter tables: the first valid target with parameters, per family."""
-    shown: dict[str, dict[str, Any]] = {}
+def _tables_for(rec: dict[str, Any], family: str, version: str | None) -> list[tuple[str, list[views.ParamRow]]]:
+    """(api, rows) of each family's first valid target with parameters that differ."""
+    shown: dict[str, tuple[str, list[views.ParamRow]]] = {}
     for t in family_order(rec.get("targets") or [], family):
         if t["family"] in shown or not t.get("api") or not applies(t.get("ms_versions"), version):
             continue
-        interesting = [p for p in t.get("params") or [] if p["kind"] != "same"
-                       or p.get("torch_default") != p.get("ms_default")]
-        if interesting:
-            shown[t["family"]] = dict(t, params=interesting)
+        rows = views.param_rows(t.get("params"), differing_only=True)
+        if rows:
+            shown[t["family"]] = (t["api"], rows)
     return list(shown.values())
 
 

@@ -1,53 +1,18 @@
 """Judge each ``Item`` against the live report: ``pass``, ``drift`` or ``not_checkable``.
 
-Defaults are compared as text after normalisation: Python literals by value
-(``0.5`` == ``5e-1``, ``'same'`` == ``"same"``, but ``True`` != ``1``), dtype names by
-their last component (``mstype.float32`` == ``mindspore.float32``), anything else
-with whitespace removed.
+Defaults are compared by what they mean (``kb.defaults``: ``0.5`` == ``5e-1``, but
+``True`` != ``1``).
 """
 from __future__ import annotations
 
-import ast
 import json
-import re
 from typing import Any, Callable, Optional
 
 from kb.check.claims import Item
+from kb.defaults import same_default
 from kb.introspect.describe import format_signature
 
 Live = dict[str, dict[str, Any]]  # framework -> {api name -> live entry}
-DTYPE_PREFIXES = ("mindspore.common.dtype.", "mindspore.", "mstype.", "ms.", "torch.")
-
-
-def norm_default(text: Optional[str]) -> Any:
-    if text is None:
-        return None
-    t = str(text).strip()
-    try:
-        v = ast.literal_eval(t)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        member = re.fullmatch(r"[A-Za-z_][\w.]*\.([A-Z][A-Z0-9_]*)", t)
-        if member:  # enum members: ReduceOp.SUM == RedOpType.SUM (a pybind enum's repr names its C++ type)
-            return ("member", member.group(1))
-        for prefix in DTYPE_PREFIXES:
-            if t.startswith(prefix) and re.fullmatch(r"[A-Za-z_]\w*", t[len(prefix):]):
-                return ("dtype", t[len(prefix):].lower())
-        return ("text", re.sub(r"\s+", "", t).replace('"', "'"))
-    return _norm_value(v)
-
-
-def _norm_value(v: Any) -> Any:
-    if isinstance(v, bool) or v is None:
-        return ("lit", repr(v))
-    if isinstance(v, (int, float)):
-        return ("num", float(v))
-    if isinstance(v, (list, tuple)):
-        return ("seq", tuple(_norm_value(x) for x in v))
-    return ("lit", repr(v))
-
-
-def same_default(claimed: Optional[str], live: Optional[str]) -> bool:
-    return norm_default(claimed) == norm_default(live)
 
 
 def _params(entry: dict) -> Optional[dict[str, list]]:

@@ -4,13 +4,13 @@ coverage, whether it deserves a detail page, and whether checks verified it.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
 
 from kb.docs import links, words
 from kb.query import KB, in_range
+from kb.views import param_differs
 
 # `result` values written by `msmap check` (kb/check) and `msmap probe` (kb/probes).  Anything
 # else (not_checkable, no_cpu_kernel, error, timeout) is no evidence either way.
@@ -84,23 +84,6 @@ def coverage(rec: dict[str, Any], latest: Optional[str]) -> str:
     if rels & set(words.CLEAN):
         return "mapped"
     return "partial" if rels else "none"
-
-
-def param_differs(p: dict[str, Any]) -> bool:
-    return p.get("kind") != "same" or not same_default(p.get("torch_default"), p.get("ms_default"))
-
-
-def same_default(a: Optional[str], b: Optional[str]) -> bool:
-    """Defaults as text, compared as Python literals where they are ('0' equals '0.0')."""
-    a, b = a or None, b or None
-    if a == b:
-        return True
-    if a is None or b is None:
-        return False
-    try:
-        return bool(ast.literal_eval(a) == ast.literal_eval(b))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
 
 
 def needs_page(rec: dict[str, Any]) -> bool:

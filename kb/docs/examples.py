@@ -14,8 +14,8 @@ import re
 from typing import Any, Optional
 
 from kb.analysis.transforms import NotComputable, apply_transform
-from kb.docs import corpus as cp
 from kb.docs import words
+from kb.views import param_differs
 
 SHOWN = ("renamed", "transformed", "dropped", "unsupported")
 VARS = {"torch.nn": "layer", "torch.optim": "optimizer", "torch.optim.lr_scheduler": "scheduler",
@@ -115,7 +115,7 @@ def generate(rec: dict[str, Any], t: dict[str, Any]) -> Optional[dict[str, str]]
     for p in params:  # defaults that differ: pass torch's default explicitly to keep its behaviour
         if p["kind"] == "same" and _usable(p.get("torch")) and p["torch"] not in required \
                 and _expr(p.get("torch_default")) and p["torch_default"] != "None" \
-                and p.get("ms_default") and cp.param_differs(p) and len(m_args) < MAX_ARGS:
+                and p.get("ms_default") and param_differs(p) and len(m_args) < MAX_ARGS:
             m_args.append(f"{p['ms'] or p['torch']}={p['torch_default']}")
             notes.append(f"# {p['ms'] or p['torch']}: MindSpore's default is {p['ms_default']}, torch's is "
                          f"{p['torch_default']}")

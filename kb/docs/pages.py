@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from kb import views
 from kb.docs import caveats as cav
 from kb.docs import corpus as cp
 from kb.docs import examples, links, tables, words
@@ -110,11 +110,10 @@ def _target(rec: dict[str, Any], t: dict[str, Any], corpus: Corpus) -> list[str]
         out += ["", links.fence(f"{api}{sig}" if sig else f"{api}  # signature not in the MindSpore snapshot")]
     if t.get("note"):
         out += ["", links.prose(t["note"].strip())]
-    params = t.get("params") or []
-    if params:
-        out += ["", "| torch | MindSpore | torch default | MindSpore default | change |", "|---|---|---|---|---|"]
-        for p in params:
-            out.append("| " + " | ".join(_param_cells(p)) + " |")
+    rows = views.param_rows(t.get("params"))
+    if rows:
+        out += ["", "| " + " | ".join(views.PARAM_COLUMNS) + " |", "|---|---|---|---|---|"]
+        out += ["| " + " | ".join(_param_cells(r)) + " |" for r in rows]
     example, generated = t.get("example"), False
     if not example:
         example, generated = examples.generate(rec, t), True
@@ -146,17 +145,15 @@ def _proof_line(t: dict[str, Any]) -> str:
     return ""
 
 
-def _param_cells(p: dict[str, Any]) -> list[str]:
-    change = f"{p['kind']}: {words.PARAM_KINDS.get(p['kind'], '')}".rstrip(": ")
-    if p["kind"] == "same" and cp.param_differs(p):
+def _param_cells(r: views.ParamRow) -> list[str]:
+    change = f"{r.kind}: {words.PARAM_KINDS.get(r.kind, '')}".rstrip(": ")
+    if r.other_default:
         change = "same name, other default: pass torch's default explicitly"
-    if p.get("transform"):
-        expr = re.sub(r"\bv\b", p.get("torch") or "v", p["transform"])
-        change = f"{p['kind']}: " + links.code(f"{p.get('ms') or '?'} = {expr}")
-    if p.get("note"):
-        change += f" — {p['note']}"
-    shown = [p.get("torch"), p.get("ms"), p.get("torch_default"), p.get("ms_default")]
-    return [links.cell(links.code(str(v))) if v not in (None, "") else "—" for v in shown] + [links.cell(change)]
+    if r.assignment:
+        change = f"{r.kind}: " + links.code(r.assignment)
+    if r.note:
+        change += f" — {r.note}"
+    return [links.cell(links.code(v)) if v else "—" for v in r.values] + [links.cell(change)]
 
 
 def _results_table(rows: list[dict[str, Any]]) -> list[str]:

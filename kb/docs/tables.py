@@ -6,6 +6,7 @@ from typing import Any, Optional
 from kb.docs import corpus as cp
 from kb.docs import links, words
 from kb.docs.corpus import Corpus
+from kb.views import param_differs
 
 FAMILIES = ("classic", "mint")
 
@@ -76,7 +77,7 @@ def param_summary(rec: dict[str, Any], latest: Optional[str], limit: int = 3) ->
                     items.append(f"`{tn}` → `{ms}` (transformed)")
                 elif kind in ("dropped", "unsupported"):
                     items.append(f"`{tn}` {kind}")
-                elif kind == "same" and cp.param_differs(p):
+                elif kind == "same" and param_differs(p):
                     items.append(f"`{tn}` default {links.code(str(p.get('torch_default')))} "
                                  f"vs {links.code(str(p.get('ms_default')))}")
     items = list(dict.fromkeys(items))
