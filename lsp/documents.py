@@ -1,20 +1,31 @@
-"""Open documents: engine ``Document``s kept in step with the editor's edits.
+"""Open documents: the editor's latest text, the engine's ``Document``, and the edits between them.
 
-The document's ``version`` follows the editor's at once, so work computed for an older
-version can be recognised and dropped.  The text of the changes is kept pending (plain bytes
-spliced, no parse) until the document is next needed (``get``): then the engine document is
-updated once, with one incremental re-parse for the whole run of changes.  A storm of edits
-(one every 2 ms) thus costs one parse per analysis, not one per keystroke.
+Two threads share this store, each with its own part:
+
+- the event loop keeps the *latest text* of each document (``open``, ``change``, ``close``):
+  a change is spliced into plain bytes at once (no parse), and its version and the lines it
+  touched are recorded (``LineEdit``);
+- the analysis worker (``lsp.publisher``) brings the engine ``Document`` up to a text it was
+  given (``synced``): one incremental re-parse for the whole run of changes since its last
+  analysis.  Only the worker touches a ``Document``.
+
+The latest text and its version are one tuple, replaced whole, so the worker always reads a
+version together with its text.  The line edits let a request about the latest text be
+answered from an older analysis (``line_before``/``line_after``): a line no edit touched since
+is the same line, moved by the edits' line counts.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kb.analysis import Document
 from kb.analysis.text import LineIndex, encode
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+MAX_LINE_EDITS = 10_000  # per document; older ones are forgotten (every line counts as changed then)
+EVERYTHING = 1 << 62  # a line number past any document
 
 
 def is_python(language_id: object, uri: object) -> bool:
@@ -22,54 +33,124 @@ def is_python(language_id: object, uri: object) -> bool:
     return language_id == "python" or (isinstance(uri, str) and uri.endswith(PYTHON_SUFFIXES))
 
 
+@dataclass(frozen=True)
+class LineEdit:
+    """One change by lines: it replaced lines ``first..old_last`` with ``first..new_last`` and
+    turned ``version - 1`` (or an older version) into ``version``."""
+
+    version: int
+    first: int
+    old_last: int
+    new_last: int
+
+
+def line_before(edits: list[LineEdit], since: int, line: int) -> int | None:
+    """``line`` of the latest text, in the text of version ``since``; None when an edit made since
+    touched it."""
+    for edit in reversed(edits):
+        if edit.version <= since:
+            break
+        if line > edit.new_last:
+            line -= edit.new_last - edit.old_last
+        elif line >= edit.first:
+            return None
+    return line
+
+
+def line_after(edits: list[LineEdit], since: int, line: int) -> int | None:
+    """``line`` of the text of version ``since``, in the latest text; None when an edit touched it."""
+    for edit in edits:
+        if edit.version <= since:
+            continue
+        if line > edit.old_last:
+            line += edit.new_last - edit.old_last
+        elif line >= edit.first:
+            return None
+    return line
+
+
 class DocumentStore:
     def __init__(self) -> None:
-        self._docs: dict[str, Document] = {}
-        self._pending: dict[str, bytes] = {}  # uri -> its text after changes not yet given to the document
+        self._latest: dict[str, tuple[int, bytes]] = {}  # uri -> (version, text): the event loop's
+        self._lines: dict[str, LineIndex] = {}  # uri -> the line index of its latest text
+        self._edits: dict[str, list[LineEdit]] = {}  # uri -> the changes by lines, oldest first
+        self._docs: dict[str, Document] = {}  # uri -> the engine's document: the analysis worker's
 
     def __contains__(self, uri: str) -> bool:
-        return uri in self._docs
+        return uri in self._latest
 
-    def __iter__(self):
-        return iter([self.get(uri) for uri in list(self._docs)])
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._latest))
 
-    def get(self, uri: str) -> Document | None:
-        """The document, up to date with every change received."""
-        doc = self._docs.get(uri)
-        pending = self._pending.pop(uri, None)
-        if doc is not None and pending is not None:
-            doc.update(pending, doc.version)
-        return doc
-
+    # -- the event loop's side ------------------------------------------------------------
     def version(self, uri: str) -> int | None:
-        doc = self._docs.get(uri)
-        return None if doc is None else doc.version
+        entry = self._latest.get(uri)
+        return None if entry is None else entry[0]
 
-    def open(self, uri: str, text: str, version: int) -> Document:
-        self._pending.pop(uri, None)
-        doc = self._docs[uri] = Document(text, uri=uri, version=version)
-        return doc
+    def latest(self, uri: str) -> tuple[int, bytes] | None:
+        """(version, text) of the editor's latest text."""
+        return self._latest.get(uri)
+
+    def edits(self, uri: str) -> list[LineEdit]:
+        return self._edits.get(uri, [])
+
+    def open(self, uri: str, text: str, version: int) -> None:
+        self._latest[uri] = (version, encode(text))
+        self._lines.pop(uri, None)
+        self._edits[uri] = [LineEdit(version, 0, EVERYTHING, EVERYTHING)]  # (re)opened: nothing is known
 
     def change(self, uri: str, version: int, changes: Iterable[Any]) -> bool:
-        """Take the editor's changes (applied when the document is next needed); False if not open."""
-        doc = self._docs.get(uri)
-        if doc is None:
+        """Take the editor's changes; False if the document is not open."""
+        entry = self._latest.get(uri)
+        if entry is None:
             return False
-        text = self._pending.get(uri, doc.source)
+        edits = self._edits.setdefault(uri, [])
+        lines = self._lines.get(uri)
+        if lines is None or lines.source is not entry[1]:
+            lines = LineIndex(entry[1])
         for change in changes:
             span = getattr(change, "range", None)
             new = encode(getattr(change, "text", ""))
             if span is None:
-                text = new
-            else:
-                lines = LineIndex(text)
-                start = lines.offset(span.start.line, span.start.character)
-                end = max(start, lines.offset(span.end.line, span.end.character))
-                text = text[:start] + new + text[end:]
-        self._pending[uri] = text
-        doc.version = version
+                lines = LineIndex(new)
+                edits.append(LineEdit(version, 0, EVERYTHING, EVERYTHING))
+                continue
+            start = lines.offset(span.start.line, span.start.character)
+            end = max(start, lines.offset(span.end.line, span.end.character))
+            first, last = lines.position(start).line, lines.position(end).line
+            lines = lines.spliced(start, end, new)  # (no scan of the whole text per keystroke)
+            edits.append(LineEdit(version, first, last, first + new.count(b"\n")))
+        text = lines.source
+        self._lines[uri] = lines
+        if len(edits) > MAX_LINE_EDITS:
+            del edits[: len(edits) - MAX_LINE_EDITS]
+            edits[0] = LineEdit(edits[0].version, 0, EVERYTHING, EVERYTHING)
+        self._latest[uri] = (version, text)
         return True
 
+    def forget_edits(self, uri: str, version: int) -> None:
+        """Drop the line edits up to ``version`` (no older analysis is asked about any more)."""
+        edits = self._edits.get(uri)
+        if edits and edits[0].version <= version:
+            self._edits[uri] = [e for e in edits if e.version > version]
+
     def close(self, uri: str) -> None:
+        self._latest.pop(uri, None)
+        self._lines.pop(uri, None)
+        self._edits.pop(uri, None)
         self._docs.pop(uri, None)
-        self._pending.pop(uri, None)
+
+    # -- the analysis worker's side -------------------------------------------------------
+    def synced(self, uri: str, version: int, text: bytes) -> Document | None:
+        """The engine document of ``uri`` at ``text`` (re-parsed incrementally from its last text);
+        None when the document is closed."""
+        doc = self._docs.get(uri)
+        if doc is None:
+            doc = Document(text, uri=uri, version=version)
+            if uri not in self._latest:
+                return None
+            self._docs[uri] = doc
+        elif doc.source is not text:
+            doc.update(text, version)
+        doc.version = version
+        return doc

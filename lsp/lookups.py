@@ -1,25 +1,63 @@
 """Hover cards, `msmap.lookup` and `msmap.search`: what the knowledge base says about a name."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
 
 from kb.analysis.msnames import mindspore_name_at
+from lsp.documents import line_after, line_before
 from lsp.protocol import lsp_range
 from lsp.settings import ServerSettings
 
+FRESH_WAIT = 0.05  # seconds a hover on an edited line waits for the analysis of the latest text
 
-def hover_at(analysis: Any, kb: Any, offset: int, settings: ServerSettings,
-             kind: types.MarkupKind = types.MarkupKind.Markdown) -> types.Hover | None:
-    from lsp import markdown  # the cards are not needed before the first hover: kept off the start-up path
 
-    document = analysis.document
-    use = analysis.use_at(offset)
+async def hover(publisher: Any, documents: Any, kb: Any, uri: str, line: int, character: int,
+                settings: ServerSettings, kind: types.MarkupKind = types.MarkupKind.Markdown) -> types.Hover | None:
+    """The card of the torch use under the cursor, from the last analysis of the document while a
+    newer one is pending (a line no edit touched since is the same line); a hover on a line edited
+    since waits ``FRESH_WAIT`` for the new analysis, then gives up (no card is better than a wrong one)."""
+    snapshot = publisher.snapshots.get(uri) or await publisher.current(uri)
+    if snapshot is None:
+        return None
+    old_line = line_before(documents.edits(uri), snapshot.version, line)
+    if old_line is None:
+        try:
+            snapshot = await asyncio.wait_for(asyncio.shield(publisher.current(uri)), FRESH_WAIT)
+        except asyncio.TimeoutError:
+            return None
+        old_line = None if snapshot is None else line_before(documents.edits(uri), snapshot.version, line)
+        if snapshot is None or old_line is None:
+            return None
+    if snapshot.analysis is None:
+        return None
+    use = snapshot.analysis.use_at(snapshot.lines.offset(old_line, character))
     if use is not None:
-        text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version,
-                                     settings.device)
-        return _hover(text, lsp_range(use.range), kind)
+        from lsp import markdown  # the cards are not needed before the first hover: kept off the start-up path
+
+        text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version, settings.device)
+        return _hover(text, _moved(documents.edits(uri), snapshot.version, use.range), kind)
+    if b"mindspore" not in snapshot.source:
+        return None
+    return await publisher.run(uri, lambda doc: mindspore_hover(doc, kb, doc.offset(line, character), settings, kind))
+
+
+def _moved(edits: list[Any], since: int, span: Any) -> types.Range | None:
+    """An engine range of the text of version ``since`` in the latest text; None if edited since."""
+    start, end = line_after(edits, since, span.start.line), line_after(edits, since, span.end.line)
+    if start is None or end is None:
+        return None
+    return types.Range(start=types.Position(line=start, character=span.start.character),
+                       end=types.Position(line=end, character=span.end.character))
+
+
+def mindspore_hover(document: Any, kb: Any, offset: int, settings: ServerSettings,
+                    kind: types.MarkupKind) -> types.Hover | None:
+    """The card of the MindSpore name under the cursor (migrated code); runs in the analysis worker."""
+    from lsp import markdown
+
     found = mindspore_name_at(document, offset)
     if found is None:
         return None
@@ -46,7 +84,7 @@ def card_for(kb: Any, name: str, settings: ServerSettings) -> str | None:
                                  settings.device) if record else None
 
 
-def _hover(text: str, span: types.Range, kind: types.MarkupKind) -> types.Hover:
+def _hover(text: str, span: types.Range | None, kind: types.MarkupKind) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=span)
 
 

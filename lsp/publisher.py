@@ -1,87 +1,186 @@
-"""Debounced, per-document diagnostics.
+"""Analysis off the event loop, newest version first, and diagnostics published per document.
 
-Every change (re)starts the publication of its document; when it runs, the document is
-analysed and its diagnostics published, but only if the document is still open and still
-at the version it was scheduled for.  Results for a version the editor has moved past are
-dropped instead of sent.
+Every analysis runs in one worker thread (the engine and its documents are only touched
+there), so the event loop keeps reading messages and answering hovers while a document is
+analysed.  At most one analysis runs at a time and none is queued per version: a change marks
+its document *dirty*; when the worker is free, it takes the latest text of a dirty document.
+Edits that arrive meanwhile supersede each other (a storm of keystrokes costs one analysis
+per worker turn, not one per keystroke), and nothing waits behind a queue of old versions.
 
-The debounce needs no timer: the transport (``lsp.transport``) hands over every message
-already received back to back, before the event loop runs anything else, so a publication
-scheduled "soon" runs after the whole burst and costs one analysis.  Keystrokes themselves
-are tens of milliseconds apart, more than an analysis takes, so a timer (it used to be 5 ms)
-merged nothing more and only delayed every publication.
+The first change is not delayed: the worker starts once the messages already received are
+handled (the transport hands a burst over back to back, so a burst costs one analysis).
+
+When an analysis ends, its ``Snapshot`` (version, text, analysis, diagnostics) is kept:
+hovers are answered from it while a newer analysis is pending (``lsp.documents`` maps lines
+of the latest text to it), and its diagnostics are published when the editor is still at
+that version (results for a version the editor has moved past are dropped, not sent).
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
 from typing import Any
 
+from kb.analysis.text import LineIndex
 from lsp.safety import MARK
 
 log = logging.getLogger(__name__)
 
-DELAY = 0.0  # seconds; 0: once the messages already received are handled (see above)
+
+@dataclass
+class Snapshot:
+    """One analysed version of a document; never changed once made."""
+
+    version: int
+    source: bytes
+    analysis: Any
+    payload: Any  # what is published (the diagnostics)
+    _lines: LineIndex | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> LineIndex:
+        if self._lines is None:
+            self._lines = LineIndex(self.source)
+        return self._lines
 
 
 class Publisher:
-    def __init__(self, documents: Any, compute: Callable[[Any], Any], send: Callable[[Any, Any], None],
-                 delay: float = DELAY) -> None:
-        self.documents = documents
-        self.compute = compute  # document -> what to send (the serialized notification)
-        self.send = send  # (document, what compute returned) -> None
-        self.delay = delay
-        self._timers: dict[str, asyncio.Handle] = {}
-        self._since: dict[str, float] = {}  # first unpublished change per document (for timings)
-        self.last_ms: float | None = None  # time spent in the last analysis, for logs and benchmarks
+    def __init__(self, documents: Any, compute: Callable[[Any], tuple[Any, Any]],
+                 send: Callable[[str, int, Any], None], worker: Executor | None = None) -> None:
+        self.documents = documents  # an ``lsp.documents.DocumentStore``
+        self.compute = compute  # (engine document) -> (analysis, payload); runs in the worker
+        self.send = send  # (uri, version, payload) -> None; runs on the event loop
+        self.worker = worker  # None: the loop's default executor
+        self.snapshots: dict[str, Snapshot] = {}
+        self._dirty: dict[str, float] = {}  # uri -> when its oldest unanalysed change arrived
+        self._running: str | None = None  # the uri being analysed
+        self._busy = False
+        self._waiters: dict[str, list[tuple[int, asyncio.Future]]] = {}
+        self.last_ms: float | None = None  # time spent in the last analysis (logs and benchmarks)
 
-    def schedule(self, uri: str, delay: float | None = None) -> None:
-        """Publish ``uri`` after ``delay`` seconds (default ``DELAY``); 0: once the messages already
-        received are handled."""
-        version = self.documents.version(uri)  # (not ``get``: the changes stay pending until the run)
-        if version is None:
+    # -- scheduling ------------------------------------------------------------------------
+    def schedule(self, uri: str) -> None:
+        """(Re)analyse ``uri`` at its latest text, then publish."""
+        if uri not in self.documents:
             return
-        self.cancel(uri)
-        self._since.setdefault(uri, time.perf_counter())
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (unit tests): publish at once
-            self._run(uri, version)
-            return
-        delay = self.delay if delay is None else delay
-        self._timers[uri] = loop.call_later(delay, self._run, uri, version) if delay > 0 \
-            else loop.call_soon(self._run, uri, version)
+        self._dirty.setdefault(uri, time.perf_counter())
+        self._kick()
 
     def schedule_all(self) -> None:
-        for doc in self.documents:
-            self.schedule(doc.uri)
+        for uri in self.documents:
+            self.schedule(uri)
 
     def cancel(self, uri: str) -> None:
-        """Forget the pending publication of ``uri`` (it was closed, or a newer change restarts it)."""
-        timer = self._timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
+        """Forget ``uri`` (it was closed): nothing more is published for it."""
+        self._dirty.pop(uri, None)
+        self.snapshots.pop(uri, None)
+        for _, waiter in self._waiters.pop(uri, []):
+            if not waiter.done():
+                waiter.set_result(None)
 
-    def _run(self, uri: str, version: int) -> None:
-        self._timers.pop(uri, None)
-        if self.documents.version(uri) != version:
-            return  # closed, or a newer change has its own timer
-        doc = self.documents.get(uri)
-        self._publish(uri, doc, version)
+    def _kick(self) -> None:
+        if self._busy:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (unit tests): analyse at once
+            while self._dirty:
+                uri = next(iter(self._dirty))
+                since = self._dirty.pop(uri)
+                entry = self.documents.latest(uri)
+                if entry is not None:
+                    self._finish(uri, entry[0], since, self._analyse(uri, entry))
+            return
+        self._busy = True
+        loop.call_soon(self._start)  # after the messages already received: a burst costs one analysis
 
-    def _publish(self, uri: str, doc: Any, version: int) -> None:
+    def _start(self) -> None:
+        while self._dirty:
+            uri = next(iter(self._dirty))
+            since = self._dirty.pop(uri)
+            entry = self.documents.latest(uri)
+            if entry is None:
+                continue
+            self._running = uri
+            future = asyncio.get_running_loop().run_in_executor(self.worker, self._analyse, uri, entry)
+            future.add_done_callback(functools.partial(self._done, uri, entry[0], since))
+            return
+        self._busy = False
+
+    def _done(self, uri: str, version: int, since: float, future: asyncio.Future) -> None:
+        self._running = None
+        self._busy = False
+        snapshot = None
+        if not future.cancelled():
+            snapshot = future.result()
+        self._finish(uri, version, since, snapshot)
+        if self._dirty:
+            self._kick()
+
+    # -- the worker's part -----------------------------------------------------------------
+    def _analyse(self, uri: str, entry: tuple[int, bytes]) -> Snapshot | None:
+        version, text = entry
         started = time.perf_counter()
         try:
-            payload = self.compute(doc)
+            doc = self.documents.synced(uri, version, text)
+            if doc is None:
+                return None
+            analysis, payload = self.compute(doc)
         except Exception:
             log.exception("%s: diagnostics for %s", MARK, uri)
-            return
+            return None
         self.last_ms = (time.perf_counter() - started) * 1000
-        if self.documents.get(uri) is doc and doc.version == version:
-            self.send(doc, payload)
-            since = self._since.pop(uri, started)
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug("timing diagnostics %.3f ms", self.last_ms)
-                log.debug("timing change-to-publish %.3f ms", (time.perf_counter() - since) * 1000)
+        return Snapshot(version, text, analysis, payload)
+
+    # -- back on the event loop ------------------------------------------------------------
+    def _finish(self, uri: str, version: int, since: float, snapshot: Snapshot | None) -> None:
+        if snapshot is not None and uri in self.documents:
+            self.snapshots[uri] = snapshot
+            self.documents.forget_edits(uri, version)
+            if self.documents.version(uri) == version and uri not in self._dirty:
+                self.send(uri, version, snapshot.payload)
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("timing diagnostics %.3f ms", self.last_ms or 0.0)
+                    log.debug("timing change-to-publish %.3f ms", (time.perf_counter() - since) * 1000)
+        waiting = self._waiters.pop(uri, [])
+        for wanted, waiter in waiting:
+            if waiter.done():
+                continue
+            if snapshot is None or snapshot.version >= wanted:
+                waiter.set_result(self.snapshots.get(uri))
+            else:
+                self._waiters.setdefault(uri, []).append((wanted, waiter))
+        if uri in self._waiters and uri not in self._dirty and self._running != uri:
+            self.schedule(uri)
+
+    async def current(self, uri: str) -> Snapshot | None:
+        """The snapshot of ``uri``'s latest text (waits for its analysis); None if not open."""
+        version = self.documents.version(uri)
+        if version is None:
+            return None
+        found = self.snapshots.get(uri)
+        if found is not None and found.version >= version and uri not in self._dirty:
+            return found
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(uri, []).append((version, waiter))
+        if uri not in self._dirty and self._running != uri:
+            self.schedule(uri)
+        return await waiter
+
+    async def run(self, uri: str, work: Callable[[Any], Any]) -> Any:
+        """``work(document)`` in the worker, on the engine document brought to the latest text
+        (code actions and fix-all plan edits of the text the editor has); None if not open."""
+        entry = self.documents.latest(uri)
+        if entry is None:
+            return None
+
+        def job() -> Any:
+            doc = self.documents.synced(uri, *entry)
+            return None if doc is None else work(doc)
+
+        return await asyncio.get_running_loop().run_in_executor(self.worker, job)

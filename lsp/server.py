@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,11 @@ class MsmapServer(LanguageServer):
         self.catalog: Any = None
         self.engine: Any = None
         self.documents = DocumentStore()
-        self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish)
+        # one thread for the engine: every analysis, fix planning and KB opening runs there, in turn
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="msmap-analysis")
+        self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish, self.worker)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.opening: Future | None = None  # the knowledge base being opened in the worker
         self._messages: list[str] = []
         self.client_initialized = False  # the client said ``initialized``: messages can be shown at once
 
@@ -54,8 +59,8 @@ class MsmapServer(LanguageServer):
         except Exception as exc:  # no DB and no data to build it: serve, but find nothing
             log.error("msmap: cannot open the knowledge base: %s", exc)
             self._messages.append(f"msmap: cannot open the knowledge base ({exc})")
-            if self.client_initialized:  # (messages already received are handled before this runs)
-                self.flush_messages()
+            if self.client_initialized and self.loop is not None:  # (else ``initialized`` shows it)
+                self.loop.call_soon_threadsafe(self.flush_messages)
             return
         self.catalog = Catalog(self.kb)
         self.configure_engine()
@@ -79,14 +84,15 @@ class MsmapServer(LanguageServer):
         if self.engine is None or self.engine.settings != wanted:  # a new engine starts its analyses afresh
             self.engine = Engine(self.catalog, wanted)
 
-    def after_response(self, work: Callable[[], Any]) -> None:
-        """Run ``work`` right after the message being handled is answered (a client sends nothing after
-        ``initialize`` until it has the response, so ``work`` runs before anything else); at once when no
+    def in_worker(self, work: Callable[[], Any]) -> None:
+        """Run ``work`` in the analysis worker, before any analysis asked for later; at once when no
         event loop runs."""
         try:
-            asyncio.get_running_loop().call_soon(work)
+            self.loop = asyncio.get_running_loop()
         except RuntimeError:
             work()
+            return
+        self.opening = self.worker.submit(work)
 
     def flush_messages(self) -> None:
         for text in self._messages:
@@ -94,19 +100,26 @@ class MsmapServer(LanguageServer):
         self._messages.clear()
 
     # -- helpers used by the handlers ----------------------------------------------------
-    def analysis(self, uri: str) -> Any:
-        doc = self.documents.get(uri)
-        if doc is None or self.engine is None:
-            return None
-        return self.engine.analyze(doc)
+    def diagnostics_for(self, doc: Any) -> tuple[Any, list[types.Diagnostic]]:
+        """(analysis, diagnostics) of an engine document; runs in the worker."""
+        engine = self.engine
+        if engine is None:
+            return None, []
+        analysis = engine.analyze(doc)
+        return analysis, self.cache.diagnostics(analysis.uses, doc.uri)
 
-    def diagnostics_for(self, doc: Any) -> list[types.Diagnostic]:
-        uses = self.engine.analyze(doc).uses if self.engine is not None else []
-        return self.cache.diagnostics(uses, doc.uri)
+    def fix_all_edit(self, doc: Any) -> tuple[types.WorkspaceEdit | None, int] | None:
+        """The file's fix-all edit and its number of fixes; runs in the worker."""
+        return None if self.engine is None else actions.fix_all_edit(self.engine, doc, self.versioned_edits)
 
-    def publish(self, doc: Any, diagnostics: list[types.Diagnostic]) -> None:
+    async def ready(self) -> None:
+        """Wait until the knowledge base is open (or failed to open)."""
+        if self.opening is not None and not self.opening.done():
+            await asyncio.wrap_future(self.opening)
+
+    def publish(self, uri: str, version: int, diagnostics: list[types.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=diagnostics))
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
 
     def capability(self, dotted: str) -> Any:
         node: Any = self.client_capabilities
@@ -150,7 +163,7 @@ def dropped(ls: MsmapServer, params: Any) -> None:
 @guarded()
 def initialize(ls: MsmapServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options)
-    ls.after_response(guarded()(ls.open_kb))  # the KB opens while the client reads the response
+    ls.in_worker(guarded()(ls.open_kb))  # the KB opens while the client reads the response
 
 
 @server.feature(types.INITIALIZED)
@@ -178,7 +191,7 @@ def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if is_python(item.language_id, item.uri):
         ls.documents.open(item.uri, item.text, item.version)
-        ls.publisher.schedule(item.uri, delay=0)
+        ls.publisher.schedule(item.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -205,11 +218,9 @@ def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None
 @guarded()
 async def hover(ls: MsmapServer, params: types.HoverParams) -> types.Hover | None:
     started = time.perf_counter()
-    analysis = ls.analysis(params.text_document.uri)
-    if analysis is None:
-        return None
-    offset = analysis.offset(params.position.line, params.position.character)
-    result = lookups.hover_at(analysis, ls.kb, offset, ls.settings, ls.markup)
+    at = params.position
+    result = await lookups.hover(ls.publisher, ls.documents, ls.kb, params.text_document.uri, at.line, at.character,
+                                 ls.settings, ls.markup)
     timed("hover", started)
     return result
 
@@ -219,11 +230,14 @@ async def hover(ls: MsmapServer, params: types.HoverParams) -> types.Hover | Non
 @guarded()
 async def code_action(ls: MsmapServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
     started = time.perf_counter()
-    analysis = ls.analysis(params.text_document.uri)
-    if analysis is None:
-        return None
     lazy = "edit" in (ls.capability("text_document.code_action.resolve_support.properties") or [])
-    found = actions.for_request(ls.engine, analysis, params, ls.versioned_edits, lazy)
+    versioned = ls.versioned_edits
+
+    def plan(doc: Any) -> Any:  # in the worker, where the engine is (opened before any job)
+        engine = ls.engine
+        return None if engine is None else actions.for_request(engine, engine.analyze(doc), params, versioned, lazy)
+
+    found = await ls.publisher.run(params.text_document.uri, plan)
     timed("codeAction", started)
     return found or None
 
@@ -232,15 +246,18 @@ async def code_action(ls: MsmapServer, params: types.CodeActionParams) -> list[t
 @guarded()
 async def code_action_resolve(ls: MsmapServer, action: types.CodeAction) -> types.CodeAction:
     data = action.data if isinstance(action.data, dict) else {}
-    doc = ls.documents.get(data.get("uri", ""))
-    if data.get("action") == "fixAll" and doc is not None and ls.engine is not None:
-        action.edit = actions.fix_all_edit(ls.engine, doc, ls.versioned_edits)[0]
+    uri = data.get("uri", "")
+    if data.get("action") == "fixAll" and isinstance(uri, str):
+        found = await ls.publisher.run(uri, ls.fix_all_edit)
+        if found is not None:
+            action.edit = found[0]
     return action
 
 
 @server.command("msmap.search")
 @guarded(default=[])
 async def search(ls: MsmapServer, *args: Any) -> list[dict[str, Any]]:
+    await ls.ready()
     if ls.engine is None or not args or not isinstance(args[0], str):
         return []
     limit = args[1] if len(args) > 1 and isinstance(args[1], int) and args[1] > 0 else 20
@@ -250,6 +267,7 @@ async def search(ls: MsmapServer, *args: Any) -> list[dict[str, Any]]:
 @server.command("msmap.lookup")
 @guarded()
 async def lookup(ls: MsmapServer, *args: Any) -> str | None:
+    await ls.ready()
     if ls.kb is None or not args or not isinstance(args[0], str):
         return None
     return lookups.card_for(ls.kb, args[0], ls.settings)
@@ -258,12 +276,11 @@ async def lookup(ls: MsmapServer, *args: Any) -> str | None:
 @server.command("msmap.fixAll")
 @guarded(default=0)
 async def fix_all(ls: MsmapServer, *args: Any) -> int:
-    doc = ls.documents.get(args[0]) if args and isinstance(args[0], str) else None
-    if doc is None or ls.engine is None:
+    uri = args[0] if args and isinstance(args[0], str) else None
+    found = await ls.publisher.run(uri, ls.fix_all_edit) if uri is not None else None
+    if found is None or found[0] is None:
         return 0
-    edit, count = actions.fix_all_edit(ls.engine, doc, ls.versioned_edits)
-    if edit is None:
-        return 0
+    edit, count = found
     result = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=edit, label=actions.FIX_ALL_TITLE))
     return count if result is not None and result.applied else 0

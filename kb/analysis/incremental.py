@@ -26,7 +26,7 @@ from kb.analysis.resolver import Rediscovery, Resolver, count_references
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
 
 _STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async|ms|ms_|mindspore_ms)\b"
-                         rb"|torch|mindspore")
+                         rb"|mindspore")
 _SCOPES = frozenset({"function_definition", "class_definition", "lambda", "list_comprehension",
                      "set_comprehension", "dictionary_comprehension", "generator_expression", "module"})
 _WORD = re.compile(rb"\w")

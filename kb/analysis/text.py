@@ -101,6 +101,17 @@ class LineIndex:
             units += 2 if ord(char) > 0xFFFF else 1
         return end
 
+    def spliced(self, start: int, end: int, new: bytes) -> LineIndex:
+        """The index of this text with bytes ``start..end`` replaced by ``new``, without scanning the
+        whole new text again (an editor's change to a long file)."""
+        first, last = bisect_right(self.starts, start), bisect_right(self.starts, end)
+        delta = len(new) - (end - start)
+        found = LineIndex.__new__(LineIndex)
+        found.source = self.source[:start] + new + self.source[end:]
+        found.starts = (self.starts[:first] + [start + m.end() for m in _NEWLINE.finditer(new)]
+                        + [s + delta for s in self.starts[last:]])
+        return found
+
     def edit(self, edit: TextEdit) -> TextEdit:
         """The same edit with its LSP range filled in."""
         return TextEdit(edit.start, edit.end, edit.new_text, self.range(edit.start, edit.end))

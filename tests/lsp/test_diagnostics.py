@@ -184,47 +184,6 @@ async def test_with_the_bundled_knowledge_base(real_env, text, expected):
     assert [(s[0], s[1], s[2]) for s in summary(diagnostics)] == expected
 
 
-# -- the debounced publisher, without a client --------------------------------------------
-async def test_publisher_drops_stale_and_closed_results():
-    from lsp.documents import DocumentStore
-    from lsp.publisher import Publisher
-
-    store, sent, uri = DocumentStore(), [], "file:///stale.py"  # no loop needed: _run is called directly
-    doc = store.open(uri, "x = 1\n", 1)
-    publisher = Publisher(store, compute=lambda d: d.version, send=lambda d, payload: sent.append(payload))
-    publisher._run(uri, 0)  # a timer started for an older version
-    assert sent == []
-
-    def edited_meanwhile(d):
-        d.version = 7  # an edit arrived while the analysis ran
-        return 2
-    publisher.compute = edited_meanwhile
-    doc.version = 2
-    publisher._run(uri, 2)
-    assert sent == []
-    publisher.compute = lambda d: d.version
-    publisher._run(uri, 7)
-    store.close(uri)
-    publisher._run(uri, 7)
-    assert sent == [7]
-
-
-async def test_publisher_debounces_a_burst():
-    import asyncio
-
-    from lsp.documents import DocumentStore
-    from lsp.publisher import Publisher
-
-    store, sent, uri = DocumentStore(), [], "file:///burst.py"
-    doc = store.open(uri, "", 1)
-    publisher = Publisher(store, compute=lambda d: d.version, send=lambda d, payload: sent.append(payload))
-    for version in range(1, 6):
-        doc.version = version
-        publisher.schedule(uri)
-    await asyncio.sleep(0.1)
-    assert sent == [5]
-
-
 # -- the diagnostic cache, without a client -------------------------------------------------
 async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
     """After each edit (typing, a new line, a changed use, a whole new text), the publication equals
@@ -246,7 +205,8 @@ async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
         return [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
                  d.severity.value, d.code, d.message, d.code_description.href) for d in found]
 
-    engine, settings, uri = Engine(Catalog(KB.open(db=Path(fixed_env["MSMAP_DB"])))), ServerSettings(), "file:///s.py"
+    kb = KB.open(db=Path(fixed_env["MSMAP_DB"]), data=Path(fixed_env["MSMAP_DATA"]))
+    engine, settings, uri = Engine(Catalog(kb)), ServerSettings(), "file:///s.py"
     doc, cache = Document(SOURCE, uri=uri, version=1), DiagnosticCache(settings)
     edits = [((12, 0), (12, 0), "        z = torch.flatten(x)\n"),  # a new line: later uses move down
              ((9, 28), (9, 28), " "),  # typing after a use on its line
