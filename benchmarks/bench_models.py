@@ -19,6 +19,8 @@ the first one that fails (PASS when none does):
               MindSpore parameters with kb.weights.map_weights, every parameter filled
   forward     the model runs in eval mode on the case's inputs on CPU
   mismatch    every output has torch's shape, dtype class and values (rtol 1e-4, atol 1e-5)
+  train       a case with a ``train`` entry: its own training code run for a few steps on both
+              sides leaves torch's parameters and log numbers (benchmarks/train_stage.py)
 
 A torch-left failure does not stop the run: the later stages still run (the converted code may
 work with a marker left), and ``ran to`` tells how far it got.  A case stopped at import by torch
@@ -49,11 +51,13 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import train_stage
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "benchmarks" / "corpus"
 RESULTS = ROOT / "benchmarks" / "results"
-STAGES = ["convert", "parse", "torch-left", "import", "init", "weights", "forward", "mismatch", "PASS"]
-RUN_STAGES = ["import", "init", "weights", "forward", "mismatch"]  # done in the MindSpore child
+STAGES = ["convert", "parse", "torch-left", "import", "init", "weights", "forward", "mismatch", "train", "PASS"]
+RUN_STAGES = ["import", "init", "weights", "forward", "mismatch", "train"]  # done in the MindSpore child
 TORCH_ROOTS = {"torch", "torchvision", "timm"}
 MARKER = "# msmap:"
 RTOL, ATOL = 1e-4, 1e-5
@@ -292,7 +296,11 @@ def child_torch(args: dict) -> None:
         outs = flatten(out)
         np.savez(args["outputs"], **{f"o{i}": v.detach().cpu().numpy() for i, (_, v) in enumerate(outs)
                                      if v is not None and hasattr(v, "detach")})
-        step("torch", ok=True, params=[k for k, _ in model.named_parameters()],
+        history = None
+        if args.get("train"):
+            history = train_stage.run(ns, model, args, torch.from_numpy)
+            np.savez(args["trained"], **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()})
+        step("torch", ok=True, params=[k for k, _ in model.named_parameters()], history=history,
              randomised=len(randomised),
              outputs=[[p, None if v is None else (f"o{i}" if hasattr(v, "detach") else repr(v))]
                       for i, (p, v) in enumerate(outs)])
@@ -368,6 +376,14 @@ def child_ms(args: dict) -> None:
             step("mismatch", ok=False, error=error)
             return
         step("mismatch", max_abs_diff=worst)
+        stage = "train"
+        if not args.get("train"):
+            step("train", skipped=True)
+            return
+        history = train_stage.run(ns, net, args, mindspore.Tensor)
+        error = train_stage.check(net, dict(np.load(args["trained"])), args["family"], history,
+                                  args["torch_history"])
+        step("train", ok=error is None, error=error)
     except BaseException as exc:  # noqa: BLE001 - reported, not raised
         step(stage, ok=False, error=_error_line(exc), where=_where(exc, root))
 
@@ -382,6 +398,9 @@ def run_torch_side(case: dict, work: Path) -> dict:
     args = {"work": str(work), "src": str(src), "package": package_name(case), "module": case["module"],
             "build": case["build"], "inputs": str(work / "inputs.npz"), "state": str(work / "state.npz"),
             "outputs": str(work / "outputs.npz")}
+    if case.get("train"):
+        train_stage.save_batches(case, work / "batches.npz", make_inputs)
+        args.update(train=case["train"]["code"], batches=str(work / "batches.npz"), trained=str(work / "trained.npz"))
     result = run_child("torch", args, TIMEOUT_TORCH)
     done = result["steps"][-1] if result["steps"] else {"ok": False, "error": result["crash"]}
     return {**done, "args": args}
@@ -441,7 +460,7 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
         else:
             args = {**{k: v for k, v in torch_side["args"].items() if k != "src"}, "work": str(fwork),
                     "out": str(out), "family": family, "torch_params": torch_side["params"],
-                    "torch_outputs": torch_side["outputs"]}
+                    "torch_outputs": torch_side["outputs"], "torch_history": torch_side.get("history")}
             result = run_child("ms", args, TIMEOUT_MS)
             steps = result["steps"]
             bad = next((s for s in steps if not s["ok"]), None)
@@ -449,8 +468,9 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
                 fail(bad["stage"], bad["error"], bad.get("where") or None)
             elif len(steps) < len(RUN_STAGES):
                 fail(RUN_STAGES[len(steps)], result["crash"] or "child stopped without a result")
-            if steps and steps[-1].get("max_abs_diff") is not None:
-                row["max_abs_diff"] = steps[-1]["max_abs_diff"]
+            matched = next((s for s in steps if s.get("max_abs_diff") is not None), None)
+            if matched:
+                row["max_abs_diff"] = matched["max_abs_diff"]
             if bad and bad["stage"] == "import" and "torch-free check" in bad["error"]:
                 row["with_torch"] = diagnose_with_torch(args)
     if failed:
