@@ -110,21 +110,24 @@ def verdict(use: Any) -> tuple:
 
 
 class DiagnosticCache:
-    """The diagnostics of a document's uses as lsprotocol objects.  The range-free part of each is kept
-    per verdict, and each use's diagnostics per (verdict, range) for the document's next publication:
-    after a keystroke, every use off the edited line is the same use at the same place."""
+    """The diagnostics of a document's uses, in the form they travel in (LSP JSON).  The range-free part
+    of each is kept per verdict, and each use's diagnostics per (verdict, range) for the document's next
+    publication: after a keystroke, every use off the edited line is the same use at the same place, and
+    a use moved by a new line only needs its range written again.  No lsprotocol object is built for a
+    publication (thousands per keystroke); ``lsp.protocol.converter`` sends these dicts as they are."""
 
     LIMIT = 50_000
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self._parts: dict[tuple, list[dict[str, Any]]] = {}
-        self._last: dict[str, dict[tuple, list[types.Diagnostic]]] = {}  # uri -> its last publication, by use key
+        self._last: dict[str, dict[tuple, list[dict[str, Any]]]] = {}  # uri -> its last publication, by use key
 
-    def diagnostics(self, uses: Iterable[Any], uri: str | None = None) -> list[types.Diagnostic]:
+    def payload(self, uses: Iterable[Any], uri: str | None = None) -> list[dict[str, Any]]:
+        """The diagnostics of ``uses`` as LSP JSON objects (kept for the next publication of ``uri``)."""
         previous = self._last.get(uri, {}) if uri is not None else {}
-        current: dict[tuple, list[types.Diagnostic]] = {}
-        out: list[types.Diagnostic] = []
+        current: dict[tuple, list[dict[str, Any]]] = {}
+        out: list[dict[str, Any]] = []
         for use in uses:
             s, e = use.range.start, use.range.end
             key = (verdict(use), s.line, s.character, e.line, e.character)
@@ -137,7 +140,14 @@ class DiagnosticCache:
             self._last[uri] = current
         return out
 
-    def _build(self, use: Any, key: tuple) -> list[types.Diagnostic]:
+    def diagnostics(self, uses: Iterable[Any], uri: str | None = None) -> list[types.Diagnostic]:
+        """The same as lsprotocol objects (tests, and anything that reads them)."""
+        from lsp.protocol import converter
+
+        structure = converter().structure
+        return [structure(d, types.Diagnostic) for d in self.payload(uses, uri)]
+
+    def _build(self, use: Any, key: tuple) -> list[dict[str, Any]]:
         found = self._parts.get(key[0])
         if found is None:
             if len(self._parts) > self.LIMIT:
@@ -145,12 +155,8 @@ class DiagnosticCache:
             found = self._parts[key[0]] = parts(use, self.settings)
         if not found:
             return []
-        span = types.Range(start=types.Position(line=key[1], character=key[2]),
-                           end=types.Position(line=key[3], character=key[4]))
-        return [types.Diagnostic(range=span, message=p["message"], severity=types.DiagnosticSeverity(p["severity"]),
-                                 code=p["code"], source=p["source"],
-                                 code_description=types.CodeDescription(href=p["codeDescription"]["href"]))
-                for p in found]
+        span = {"start": {"line": key[1], "character": key[2]}, "end": {"line": key[3], "character": key[4]}}
+        return [{"range": span, **p} for p in found]
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (it was closed)."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from kb import views
 from kb.phrases import range_text
-from kb.query import in_range
+from kb.versions import in_span
 
 FAMILY_LABEL = {"classic": "MindSpore (classic)", "mint": "MindSpore (mint)"}
 SEVERITY_ICON = {"error": "⛔", "warning": "⚠️", "info": "ℹ️"}
@@ -31,8 +31,7 @@ def version_range(rng: dict[str, Any] | None) -> str:
     return range_text(rng, "mindspore", "≥", "")
 
 def applies(rng: dict[str, Any] | None, version: str | None) -> bool:
-    rng = rng or {}
-    return version is None or in_range(version, rng.get("since"), rng.get("until"))
+    return version is None or in_span(version, rng)
 
 
 def family_order(targets: list[dict[str, Any]], family: str) -> list[dict[str, Any]]:

@@ -43,8 +43,9 @@ def strict_str(value: Any, _: Any) -> str:
 
 
 def converter() -> Any:
-    """pygls' converter, except that a string field takes only a string (not ``str(17)``), and an
-    error response keeps ``"id": null`` (JSON-RPC's answer to a request whose id could not be read)."""
+    """pygls' converter, except that a string field takes only a string (not ``str(17)``), an error
+    response keeps ``"id": null`` (JSON-RPC's answer to a request whose id could not be read), and
+    published diagnostics may already be JSON objects."""
     found = default_converter()
     found.register_structure_hook(str, strict_str)
     plain = found.get_unstructure_hook(types.ResponseErrorMessage)
@@ -53,6 +54,18 @@ def converter() -> Any:
         return {"id": None, **plain(message)}
 
     found.register_unstructure_hook(types.ResponseErrorMessage, error_message)
+    plain_diagnostic = found.get_unstructure_hook(types.Diagnostic)
+
+    def publish_params(params: types.PublishDiagnosticsParams) -> dict[str, Any]:
+        """Diagnostics the server built in their JSON form (``lsp.diagnostics.DiagnosticCache.payload``)
+        are sent as they are; lsprotocol objects are unstructured as usual."""
+        out: dict[str, Any] = {"uri": params.uri, "diagnostics": [
+            d if isinstance(d, dict) else plain_diagnostic(d) for d in params.diagnostics]}
+        if params.version is not None:
+            out["version"] = params.version
+        return out
+
+    found.register_unstructure_hook(types.PublishDiagnosticsParams, publish_params)
     return found
 
 

@@ -100,13 +100,13 @@ class MsmapServer(LanguageServer):
         self._messages.clear()
 
     # -- helpers used by the handlers ----------------------------------------------------
-    def diagnostics_for(self, doc: Any) -> tuple[Any, list[types.Diagnostic]]:
-        """(analysis, diagnostics) of an engine document; runs in the worker."""
+    def diagnostics_for(self, doc: Any) -> tuple[Any, list[dict[str, Any]]]:
+        """(analysis, diagnostics as LSP JSON) of an engine document; runs in the worker."""
         engine = self.engine
         if engine is None:
             return None, []
         analysis = engine.analyze(doc)
-        return analysis, self.cache.diagnostics(analysis.uses, doc.uri)
+        return analysis, self.cache.payload(analysis.uses, doc.uri)
 
     def fix_all_edit(self, doc: Any) -> tuple[types.WorkspaceEdit | None, int] | None:
         """The file's fix-all edit and its number of fixes; runs in the worker."""
@@ -117,9 +117,11 @@ class MsmapServer(LanguageServer):
         if self.opening is not None and not self.opening.done():
             await asyncio.wrap_future(self.opening)
 
-    def publish(self, uri: str, version: int, diagnostics: list[types.Diagnostic]) -> None:
+    def publish(self, uri: str, version: int, diagnostics: list[dict[str, Any]]) -> None:
+        """Send diagnostics already in their JSON form (``lsp.protocol.converter`` passes them through)."""
+        wire: Any = diagnostics
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=diagnostics))
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=wire))
 
     def capability(self, dotted: str) -> Any:
         node: Any = self.client_capabilities
@@ -219,9 +221,10 @@ def did_close(ls: MsmapServer, params: types.DidCloseTextDocumentParams) -> None
 async def hover(ls: MsmapServer, params: types.HoverParams) -> types.Hover | None:
     started = time.perf_counter()
     at = params.position
-    result = await lookups.hover(ls.publisher, ls.documents, ls.kb, params.text_document.uri, at.line, at.character,
-                                 ls.settings, ls.markup)
-    timed("hover", started)
+    uri = params.text_document.uri
+    result = await lookups.hover(ls.publisher, ls.documents, ls.kb, uri, at.line, at.character, ls.settings, ls.markup)
+    if uri in ls.documents:
+        timed("hover", started)
     return result
 
 

@@ -194,6 +194,7 @@ async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
     from kb.analysis import Catalog, Document, Engine
     from kb.query import KB
     from lsp.diagnostics import DiagnosticCache, parts
+    from lsp.protocol import converter
     from lsp.settings import ServerSettings
 
     def expected(uses) -> list[tuple]:  # built without the cache
@@ -201,7 +202,7 @@ async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
                  d["severity"], d["code"], d["message"], d["codeDescription"]["href"]) for u in uses
                 for d in parts(u, settings)]
 
-    def flat(found: list[types.Diagnostic]) -> list[tuple]:
+    def flat(found) -> list[tuple]:
         return [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
                  d.severity.value, d.code, d.message, d.code_description.href) for d in found]
 
@@ -214,12 +215,12 @@ async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
              ((9, 19), (9, 26), "nn.ReLU"),  # a use replaced by another on the same range
              ((0, 0), (0, 0), "# header\n")]  # every use moves
     published = [flat(cache.diagnostics(engine.analyze(doc).uses, uri))]
-    previous = {id(d) for d in cache.diagnostics(engine.analyze(doc).uses, uri)}
+    previous = {id(d) for d in cache.payload(engine.analyze(doc).uses, uri)}
     for version, (start, end, text) in enumerate(edits, start=2):
         doc.apply_change(start, end, text, version)
         uses = engine.analyze(doc).uses
-        found = cache.diagnostics(uses, uri)
-        published.append(flat(found))
+        found = cache.payload(uses, uri)
+        published.append(flat(converter().structure(d, types.Diagnostic) for d in found))
         assert published[-1] == flat(DiagnosticCache(settings).diagnostics(uses, uri)) == expected(uses)
         reused = previous & {id(d) for d in found}
         assert reused if version < 6 else not reused  # the header line moves every use
