@@ -15,19 +15,9 @@ from typing import Any, Optional
 
 from kb import names, paths
 from kb.errors import DatabaseError, MsmapError
+from kb.versions import version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
-def _vkey(v: str) -> tuple[int, ...]:
-    parts = [int(p) for p in v.replace("-", ".").split(".")[:3] if p.isdigit()]
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
-def in_range(version: str, since: Optional[str], until: Optional[str]) -> bool:
-    """Half-open [since, until) membership; None bounds are open."""
-    v = _vkey(version)
-    return (since is None or v >= _vkey(since)) and (until is None or v < _vkey(until))
 
 
 def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = True) -> Path:
@@ -292,7 +282,7 @@ class KB:
         return {
             "mindspore": ms_name,
             "ms_signature": api[0]["signature"] if api else None,
-            "ms_versions_present": sorted({r["version"] for r in api}, key=_vkey),
+            "ms_versions_present": sorted({r["version"] for r in api}, key=version_key),
             "torch": [{"torch": r["torch"], "family": r["family"], "relation": r["relation"]} for r in rows],
             "caveats": sorted(caveats.values(), key=lambda c: SEVERITY_ORDER.get(c["severity"], 9)),
             "checks": self.checks_for(ms_name),

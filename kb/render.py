@@ -9,6 +9,7 @@ from typing import Any
 
 from kb import views
 from kb.phrases import claim_text, range_text
+from kb.versions import in_span, version_key
 
 SEV_COLOUR = {"error": "31", "warning": "33", "info": "36"}
 
@@ -119,10 +120,8 @@ def render_mapping(rec: dict[str, Any], style: Style | None = None, ms_version: 
 
 
 def _render_target(t: dict[str, Any], st: Style, width: int, ms_version: str | None) -> list[str]:
-    from kb.query import in_range
-
     rng = t.get("ms_versions") or {}
-    applies = "" if ms_version is None or in_range(ms_version, rng.get("since"), rng.get("until")) else \
+    applies = "" if ms_version is None or in_span(ms_version, rng) else \
         st.dim(f"  (not for mindspore {ms_version})")
     auto = "auto-convertible" if t.get("auto") else "manual"
     head = f"  → {st.bold(t['api'] or 'no equivalent')}  [{t['relation']}]  {version_text(rng)}  · {auto}{applies}"
@@ -188,11 +187,8 @@ def render_reverse(rec: dict[str, Any], style: Style | None = None) -> str:
 def _pick_version(rows: list[dict[str, Any]], ms_version: str | None, rng: dict | None = None) -> str | None:
     """The MindSpore version to summarise: the one asked for if recorded, else the newest recorded
     inside the target's version range (None: nothing recorded applies to this target)."""
-    from kb.query import _vkey, in_range
-
-    rng = rng or {}
-    versions = sorted({r.get("ms_version") for r in rows if r.get("ms_version")
-                       and in_range(r["ms_version"], rng.get("since"), rng.get("until"))}, key=_vkey)
+    versions = sorted({r["ms_version"] for r in rows if r.get("ms_version") and in_span(r["ms_version"], rng)},
+                      key=version_key)
     if not versions:
         return None
     return ms_version if ms_version in versions else versions[-1]

@@ -15,15 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+from kb.versions import version_key
+
 TORCH_CLIFF = 3.0     # MindSpore at least this many times slower than torch: worth a line
 VERSION_CLIFF = 2.0   # this version at least this many times slower than another measured one (and
                       # more than 1 + both versions' recorded spreads)
 FAMILY_CLIFF = 2.0    # this family at least this many times slower than the other one
 MEASURED_DEVICES = ("CPU",)
-
-
-def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split(".")[:3] if p.isdigit())
 
 
 def geomean(values: list[float]) -> float:
@@ -60,7 +58,7 @@ def _ms(value: float) -> str:
 
 
 def versions(rows: list[dict], device: str = "CPU") -> list[str]:
-    return sorted({r["ms_version"] for r in rows if r["device"] == device}, key=_vkey)
+    return sorted({r["ms_version"] for r in rows if r["device"] == device}, key=version_key)
 
 
 def verdict(rows: list[dict[str, Any]], family: str, ms_version: str, device: str = "CPU") -> Optional[dict]:
