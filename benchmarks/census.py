@@ -65,10 +65,19 @@ PROJECTS = {
     "torchmetrics": ("torchmetrics==1.9.0", None),
     "fairseq": ("fairseq==0.12.2", None),
     "kornia": ("kornia==0.9.0", None),
+    "monai": ("monai==1.6.1", None),
+    "speechbrain": ("speechbrain==1.1.2", None),
+    "open_clip": ("open-clip-torch==3.3.0", None),
+    "ignite": ("pytorch-ignite==0.5.5", None),
+    "mmengine": ("mmengine==0.10.7", None),
 }
+# The first ten were looked at when the knowledge base was first extended to real projects; the next
+# six were held out then and looked at in the second round (2026-11-25), when the last five were
+# added as the new held-out set: nobody reads their unresolved names while curating.
 CHOSEN = ("torchvision", "timm", "torchaudio", "lightning", "ultralytics", "transformers",
-          "diffusers", "peft", "vit_pytorch", "pytorch_metric_learning")
-HELD_OUT = ("torchtext", "accelerate", "segmentation_models_pytorch", "torchmetrics", "fairseq", "kornia")
+          "diffusers", "peft", "vit_pytorch", "pytorch_metric_learning",
+          "torchtext", "accelerate", "segmentation_models_pytorch", "torchmetrics", "fairseq", "kornia")
+HELD_OUT = ("monai", "speechbrain", "open_clip", "ignite", "mmengine")
 INTROSPECTION = ("__dict__", "__file__", "__name__", "__path__", "__spec__", "__all__", "__doc__")
 GENERIC = ("No usable ", "No classic MindSpore namespace", "No mint MindSpore namespace")
 
@@ -238,7 +247,7 @@ def census(projects: tuple[str, ...], catalog, modules: set[str], engine_uses: d
         counts: Counter = Counter()
         for path in sorted(folder.rglob("*.py")):
             for name, _line in names_in(path, project):
-                if name in modules or name.rsplit(".", 1)[-1] in INTROSPECTION:
+                if name in modules or any(part in INTROSPECTION for part in name.split(".")):
                     continue  # a module passed around, or a module's namespace read (nn.__dict__), not an API
                 parts = name.split(".")
                 found = catalog.longest(parts[0], tuple(parts[1:]))

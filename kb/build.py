@@ -13,15 +13,16 @@ import sqlite3
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import sqlite_utils
 
 from kb import paths
 from kb.dbfile import APPLICATION_ID, check_replaceable
 from kb.errors import MsmapError
-from kb.model import Caveat, Mapping, Target, vkey
+from kb.model import Caveat, Mapping, Target
 from kb.sources import Sources, load_sources
+from kb.versions import version_key
 
 SCHEMA_VERSION = "4"
 
@@ -46,8 +47,8 @@ def namespace_of(torch_name: str) -> str:
 
 def _snapshot_index(snapshots: list[dict]) -> tuple[dict, dict, list[str]]:
     """Newest torch and mindspore snapshot APIs, and every mindspore version seen."""
-    torch_snaps = sorted((s for s in snapshots if s["framework"] == "torch"), key=lambda s: vkey(s["version"]))
-    ms_snaps = sorted((s for s in snapshots if s["framework"] == "mindspore"), key=lambda s: vkey(s["version"]))
+    torch_snaps = sorted((s for s in snapshots if s["framework"] == "torch"), key=lambda s: version_key(s["version"]))
+    ms_snaps = sorted((s for s in snapshots if s["framework"] == "mindspore"), key=lambda s: version_key(s["version"]))
     torch_apis = torch_snaps[-1]["apis"] if torch_snaps else {}
     ms_apis = ms_snaps[-1]["apis"] if ms_snaps else {}
     return torch_apis, ms_apis, [s["version"] for s in ms_snaps]
@@ -129,7 +130,30 @@ def merge(src: Sources) -> Iterable[tuple[Mapping, str, list[tuple[Target, str]]
         elif cur:
             yield cur, "curated", [(t, "curated") for t in cur.targets]
         else:
-            yield der, "derived", [(t, "derived") for t in der.targets]
+            advice = _inplace_advice(name, src) if all(t.relation == "no_equivalent" for t in der.targets) else None
+            yield (der.model_copy(update={"advice": advice}) if advice else der), "derived", [
+                (t, "derived") for t in der.targets]
+
+
+def _inplace_advice(name: str, src: Sources) -> Optional[str]:
+    """The recipe for an in-place torch API (``torch.Tensor.abs_``, ``torch.relu_``) that MindSpore lacks while
+    its out-of-place twin maps: rebind the result. None for any other name."""
+    head, _, leaf = name.rpartition(".")
+    if not leaf.endswith("_") or leaf.endswith("__") or len(leaf) < 2:
+        return None
+    twin = f"{head}.{leaf[:-1]}"
+    mapped: dict[str, str] = {}
+    for m in (src.curated.get(twin), src.derived.get(twin)):
+        for t in m.targets if m else []:
+            if t.relation != "no_equivalent" and t.api:
+                mapped.setdefault(t.family, t.api)
+    if not mapped:
+        return None
+    apis = ", ".join(f"{family}: `{api}`" for family, api in sorted(mapped.items()))
+    first = mapped.get("classic") or next(iter(mapped.values()))
+    call = f"x = x.{leaf[:-1]}(...)" if head == "torch.Tensor" else f"x = {first}(x, ...)"
+    return (f"MindSpore has no in-place `{leaf}`: rebind the out-of-place result, `{call}` ({apis}; see `{twin}`). "
+            f"A `Parameter` that must stay the same object takes `p.set_data(...)` of that result instead.")
 
 
 def _point_to(derived: Target, curated: list[Target]) -> Target:
@@ -241,9 +265,10 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
         mapping_rows.append({
             "torch": m.torch, "short": m.torch.rsplit(".", 1)[-1], "kind": m.kind or ta.get("kind"),
             "namespace": ta.get("namespace") or m.namespace or namespace_of(m.torch), "source": source,
-            "advice": m.advice, "torch_signature": ta.get("signature"),
+            "advice": m.advice, "torch_signature": m.torch_signature or ta.get("signature"),
             "provenance": json.dumps([p.model_dump() for p in m.provenance], ensure_ascii=False),
-            "summary": _summary(rows),
+            "summary": _summary(rows), "torch_since": m.torch_versions.since,
+            "torch_until": m.torch_versions.until, "torch_requires": m.torch_requires,
         })
     db["mappings"].insert_all(mapping_rows, pk="torch", batch_size=5000)
     db["targets"].insert_all(target_rows, pk=("torch", "seq"), batch_size=5000)
@@ -385,7 +410,8 @@ def _create_tables(db: sqlite_utils.Database) -> None:
     db["apis"].create({"name": T, "framework": T, "version": T, "kind": T, "signature": T, "params": T,
                        "namespace": T}, pk=("name", "version"))
     db["mappings"].create({"torch": T, "short": T, "kind": T, "namespace": T, "source": T, "advice": T,
-                           "torch_signature": T, "provenance": T, "summary": T}, pk="torch")
+                           "torch_signature": T, "provenance": T, "summary": T, "torch_since": T,
+                           "torch_until": T, "torch_requires": T}, pk="torch")
     db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
                           "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
                           "source": T, "no_kernel": T, "template": T, "helper": T, "proof": T}, pk=("torch", "seq"))

@@ -30,7 +30,7 @@ import json
 import re
 from pathlib import Path
 
-from kb.introspect.snapfile import version_key
+from kb.versions import version_key
 
 FAMILIES = ("classic", "mint")
 
@@ -414,7 +414,12 @@ def write_derived(derived: dict[str, list[dict]], out_dir: Path) -> list[Path]:
 
 
 def _lean(record: dict) -> dict:
-    """Leave out the curation-only fields derivation never fills (templates, helpers, symbolic transforms)."""
+    """Leave out the curation-only fields derivation never fills (templates, helpers, symbolic transforms,
+    a mapping's torch version range and requirement)."""
+    if record.get("torch_versions") == {"since": None, "until": None}:
+        record.pop("torch_versions")
+    if record.get("torch_requires") is None:
+        record.pop("torch_requires", None)
     for target in record.get("targets") or []:
         if not target.get("template"):
             target.pop("template", None)

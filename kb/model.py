@@ -23,6 +23,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kb.versions import version_key
+
 VERSION_RE = re.compile(r"^\d+(\.\d+){0,2}$")
 DOTTED_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -98,14 +100,9 @@ class VersionRange(Strict):
 
     @model_validator(mode="after")
     def _ordered(self) -> "VersionRange":
-        if self.since and self.until and vkey(self.since) >= vkey(self.until):
+        if self.since and self.until and version_key(self.since) >= version_key(self.until):
             raise ValueError(f"since {self.since} is not before until {self.until}")
         return self
-
-
-def vkey(version: str) -> tuple[int, ...]:
-    parts = [int(p) for p in re.findall(r"\d+", version)[:3]]
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 class ClaimKind(str, Enum):
@@ -220,9 +217,10 @@ class Target(Strict):
 
 
 def check_template(text: str) -> None:
-    """A call template must be a Python expression once its placeholders are filled in; the empty
+    """A call template must be a Python expression once its placeholders are filled in, or a simple
+    statement (``assert``, ``raise``: it replaces a call that is a whole statement); the empty
     template removes the construct (kb/analysis/templates.py)."""
-    from kb.analysis.templates import FIELD_RE
+    from kb.analysis.templates import FIELD_RE, STATEMENT_RE
 
     if text == "":
         return
@@ -230,7 +228,7 @@ def check_template(text: str) -> None:
     count = iter(range(len(text)))
     filled = FIELD_RE.sub(lambda m: f", a{next(count)}=b" if m[1] else "x", text).replace("(, ", "(")
     try:
-        compile(filled, "<template>", "eval")
+        compile(filled, "<template>", "exec" if STATEMENT_RE.match(text) else "eval")
     except SyntaxError as exc:
         raise ValueError(f"template is not an expression: {text!r} ({exc.msg})") from None
 
@@ -271,6 +269,15 @@ class Mapping(Strict):
     advice: Optional[str] = None  # Markdown: what to do (esp. for no equivalent)
     caveats: list[str] = Field(default_factory=list)  # caveat ids
     provenance: list[Provenance] = Field(default_factory=list)
+    # torch versions that have the name (a removed API: ``until``); ``msmap check`` expects it absent outside
+    torch_versions: VersionRange = Field(default_factory=VersionRange)
+    # a package the torch name needs besides torch itself: an optional dependency (``tensorboard``) or the
+    # device plugin that adds it (``torch_npu`` adds ``torch.npu``); ``msmap check`` cannot check the name
+    # while that package is not installed, and says so instead of reporting drift
+    torch_requires: Optional[str] = None
+    # the torch signature calls are bound with, where the recorded one (a builtin's first docstring
+    # overload, ``sum(input, *, dtype=None)``) lacks the overload real calls use (``sum(input, dim, ...)``)
+    torch_signature: Optional[str] = None
 
     @field_validator("torch")
     @classmethod
@@ -307,6 +314,7 @@ class WeightRule(Strict):
     inner: list[str] = Field(default_factory=list)  # segments MindSpore inserts before the leaf
     segments: dict[str, str] = Field(default_factory=dict)  # torch sub-module name -> MindSpore name
     insert_axis: Optional[int] = None  # MindSpore keeps an extra size-1 axis here
+    attributes: dict[str, str] = Field(default_factory=dict)  # torch layer attribute -> MindSpore attribute
     detect: WeightDetect
     examples: list[WeightExample] = Field(min_length=1)
     note: Optional[str] = None

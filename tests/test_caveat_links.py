@@ -30,6 +30,9 @@ REVIEWED = {
     ("ckpt-torch-weight-names", "torch.optim.Optimizer.load_state_dict"): "optimizer state is keyed by the names",
     ("dist-launch-and-init", "torch.nn.DataParallel"): "processes come from the launcher instead",
     ("modes-graph-limits", "torch.jit.ignore"): "code jit cannot compile, the caveat's subject",
+    ("pool-stride-default-one", "torch.nn.functional.avg_pool1d"): "ops.avg_pool1d's stride defaults to 1 as the layer's",
+    ("pool-stride-default-one", "torch.nn.functional.avg_pool2d"): "ops.avg_pool2d's stride defaults to 1 as the layer's",
+    ("axis-vs-dim-keyword", "torch.min"): "min's dim is one of the renamed keywords",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from kb import names
-from kb.query import in_range
+from kb.versions import in_range
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kb.phrases import claim_text
-from kb.query import KB, in_range
+from kb.query import KB
+from kb.versions import in_range
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Item:
     value: Optional[str] = None  # expected default text; None = no default claimed
     expect: str = "exists"  # exists | absent | has_param | lacks_param | default | relation
     torch_api: Optional[str] = None  # relation items: the torch side
+    requires: Optional[str] = None  # a package the torch name needs besides torch (Mapping.torch_requires)
     stored: dict[str, Any] = field(default_factory=dict)  # relation items: what the DB says
     entries: list[str] = field(default_factory=list)  # where the fact comes from
 
@@ -86,14 +88,32 @@ def _torch_ok(torch_version: Optional[str], since=None, until=None) -> bool:
     return torch_version is None or in_range(torch_version, since, until)
 
 
+def _requirement(requires: dict[str, str], api: str) -> Optional[str]:
+    """The package a torch name needs: declared on the name or on a module above it (``torch.npu``)."""
+    parts = api.split(".")
+    return next((requires[".".join(parts[:i])] for i in range(len(parts), 1, -1) if ".".join(parts[:i]) in requires),
+                None)
+
+
 def _mappings(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) -> None:
-    for m in kb.conn.execute("SELECT torch, source FROM mappings ORDER BY torch"):
-        where = p.origins.get("mapping:" + m["torch"])
-        p.add(Item(m["torch"], "exists", f"{m['torch']} exists", m["torch"]),
-              f"mapping {m['torch']}" + (f" ({where})" if where else ""))
+    rows = kb.conn.execute("SELECT * FROM mappings ORDER BY torch").fetchall()
+    requires = {m["torch"]: m["torch_requires"] for m in rows if "torch_requires" in m.keys() and m["torch_requires"]}
+    removed = set()  # torch names the installed torch is outside the recorded versions of
+    for m in rows:
+        name = m["torch"]
+        where = p.origins.get("mapping:" + name)
+        entry = f"mapping {name}" + (f" ({where})" if where else "")
+        since, until = (m["torch_since"], m["torch_until"]) if "torch_since" in m.keys() else (None, None)
+        if (since or until) and not _torch_ok(torch_version, since, until):
+            removed.add(name)
+            span = f"[{since or ''}, {until or ''})"
+            p.add(Item(name, "removed", f"{name} is not in torch {torch_version} (recorded for torch {span})",
+                       name, expect="absent"), entry)
+            continue
+        p.add(Item(name, "exists", f"{name} exists", name, requires=_requirement(requires, name)), entry)
     rows = kb.conn.execute("SELECT * FROM targets WHERE api IS NOT NULL ORDER BY torch, seq").fetchall()
     for t in rows:
-        if not in_range(ms_version, t["since"], t["until"]):
+        if not in_range(ms_version, t["since"], t["until"]) or t["torch"] in removed:
             p.skipped += 1
             continue
         torch_name, api = t["torch"], t["api"]
@@ -105,14 +125,16 @@ def _mappings(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) ->
             if pm.get("torch") and pm.get("kind") != "added":
                 d = pm.get("torch_default")
                 p.add(Item(torch_name, "param", param_claim(torch_name, pm["torch"], d), torch_name,
-                           param=pm["torch"], value=d, expect="has_param"), entry)
+                           param=pm["torch"], value=d, expect="has_param",
+                           requires=_requirement(requires, torch_name)), entry)
             if pm.get("ms") and pm.get("kind") not in ("dropped", "unsupported"):
                 d = pm.get("ms_default")
                 p.add(Item(api, "param", param_claim(api, pm["ms"], d), api, param=pm["ms"], value=d,
                            expect="has_param"), entry)
         stored = {"relation": t["relation"], "source": t["source"], "params": params}
         p.add(Item(api, "relation", f"signature comparison with {torch_name} is unchanged", api,
-                   expect="relation", torch_api=torch_name, stored=stored), entry)
+                   expect="relation", torch_api=torch_name, stored=stored,
+                   requires=_requirement(requires, torch_name)), entry)
 
 
 def _caveats(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) -> None:

@@ -15,7 +15,7 @@ import importlib
 import inspect
 import json
 import sys
-from typing import Any
+from typing import Any, Optional
 
 MISSING = object()
 
@@ -27,26 +27,40 @@ def resolve(name: str) -> tuple[Any, Any]:
     ``torch.nn.functional.relu``, ``mindspore.Tensor.view`` and
     ``torch.optim.lr_scheduler.StepLR`` all resolve.
     """
+    return _resolve(name)[:2]
+
+
+def _resolve(name: str) -> tuple[Any, Any, Optional[str]]:
+    """``resolve`` plus the top-level package outside the framework whose absence stopped an import
+    on the way (``tensorboard`` for ``torch.utils.tensorboard.SummaryWriter``), else None."""
     parts = name.split(".")
     obj: Any = MISSING
     used = 0
+    missing: Optional[str] = None
     for i in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:i]))
             used = i
             break
+        except ModuleNotFoundError as exc:  # an optional dependency the module imports is not installed
+            top = (exc.name or "").split(".")[0]
+            if missing is None and top and top != parts[0]:
+                missing = top
         except Exception:  # ImportError, or a module that fails to import
             continue
     if obj is MISSING:
-        return MISSING, None
+        return MISSING, None, missing
     owner = None
     for part in parts[used:]:
         owner = obj
         try:
             obj = getattr(obj, part)
+        except ModuleNotFoundError as exc:  # a lazy attribute that imports an optional dependency
+            top = (exc.name or "").split(".")[0]
+            return MISSING, None, missing or (top if top and top != parts[0] else None)
         except Exception:
-            return MISSING, None
-    return obj, owner
+            return MISSING, None, missing
+    return obj, owner, None
 
 
 def kind_of(obj: Any, owner: Any) -> str:
@@ -64,9 +78,9 @@ def kind_of(obj: Any, owner: Any) -> str:
 def entry(name: str) -> dict[str, Any]:
     from kb.introspect.describe import describe
 
-    obj, owner = resolve(name)
+    obj, owner, missing = _resolve(name)
     if obj is MISSING:
-        return {"name": name, "exists": False}
+        return {"name": name, "exists": False, **({"missing_module": missing} if missing else {})}
     kind = kind_of(obj, owner)
     out: dict[str, Any] = {"name": name, "exists": True, "kind": kind}
     try:

@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kb.check.verify import NEEDS
+
 RESULTS = ("pass", "drift", "not_checkable")
 RECORD_FIELDS = ("subject", "claim", "kind", "ms_version", "torch_version", "result", "detail", "checked_on")
 MS_BUCKETS = ("mindspore.mint.nn.functional", "mindspore.mint.nn", "mindspore.mint", "mindspore.nn",
@@ -59,6 +61,12 @@ def render(outcome: dict[str, Any], verbose: bool = False) -> str:
             lines.append("  ".join("-" * w for w in widths))
     if outcome["skipped"]:
         lines.append(f"({outcome['skipped']} entries skipped: their version range excludes mindspore {v['mindspore']})")
+    needs = sorted({r["detail"][len(NEEDS):].split(",", 1)[0] for r in rows
+                    if r["result"] == "not_checkable" and r["detail"].startswith(NEEDS)})
+    if needs:
+        count = sum(r["result"] == "not_checkable" and r["detail"].startswith(NEEDS) for r in rows)
+        lines.append(f"({count} claims not checkable here: their torch names need packages that are not installed,"
+                     f" optional dependencies or device plugins: {', '.join(needs)})")
     drift = [r for r in rows if r["result"] == "drift"]
     if drift:
         lines.append("")

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 from kb.check.claims import Item
 from kb.defaults import same_default
 from kb.introspect.describe import format_signature
+from kb.versions import version_key
 
 Live = dict[str, dict[str, Any]]  # framework -> {api name -> live entry}
 
@@ -58,7 +59,7 @@ class Verifier:
             return ("pass", f"not found in {lib}") if not entry["exists"] else (
                 "drift", f"{item.api} exists in {lib} ({entry.get('kind')}{entry.get('signature') or ''})")
         if not entry["exists"]:
-            return "drift", f"{item.api} not found in {lib}"
+            return _unavailable(item.api, entry, item.requires, lib) or ("drift", f"{item.api} not found in {lib}")
         if item.expect == "exists":
             return "pass", f"found in {lib} ({entry.get('kind')})"
         if item.expect == "relation":
@@ -101,7 +102,9 @@ class Verifier:
         if torch_entry is None:
             return "not_checkable", f"{(item.torch_api or 'torch').split('.')[0]} is not installed"
         if not torch_entry["exists"]:
-            return "drift", f"{item.torch_api} not found in {self._lib(item.torch_api or 'torch')}"
+            lib = self._lib(item.torch_api or "torch")
+            return (_unavailable(item.torch_api or "", torch_entry, item.requires, lib)
+                    or ("drift", f"{item.torch_api} not found in {lib}"))
         if _params(torch_entry) is None or _params(ms_entry) is None:
             return "not_checkable", "no readable signature on one side"
         rel, params = self.compare_params(torch_entry, ms_entry)
@@ -122,6 +125,24 @@ class Verifier:
         if changes:
             return "drift", "; ".join(changes)
         return "pass", f"compare_params: {rel}"
+
+
+NEEDS = "needs "  # the detail of a name that cannot be checked without a package that is not installed
+
+
+def _unavailable(api: str, entry: dict, requires: Optional[str], lib: str) -> Optional[tuple[str, str]]:
+    """``not_checkable`` for a name missing only because a package it needs is not installed: an optional
+    dependency whose import failed on the way (``missing_module``, found by ``kb.check.live``), or the
+    package the entry declares (``torch_requires``: a device plugin such as torch_npu adds ``torch.npu``).
+    None when the name should be there: then its absence is drift."""
+    import importlib.util
+
+    package = entry.get("missing_module")
+    if package is None and requires and importlib.util.find_spec(requires.split(".")[0]) is None:
+        package = requires
+    if package is None:
+        return None
+    return "not_checkable", f"{NEEDS}{package}, which is not installed: {api} is not in {lib} without it"
 
 
 def _plain(x: Any) -> Any:
@@ -152,11 +173,9 @@ def param_drift(before: list[dict], now: list[dict]) -> list[str]:
 
 def snapshot_baseline(kb, ms_version: str) -> Callable[[str, str], Optional[tuple]]:
     """compare_params over the DB's snapshot entries (the ones the build used)."""
-    from kb.query import _vkey
-
     versions = {r[0]: r[1] for r in kb.conn.execute("SELECT DISTINCT framework || ':' || version, version FROM apis")}
-    ms_vs = sorted((v for k, v in versions.items() if k.startswith("mindspore:")), key=_vkey)
-    torch_vs = sorted((v for k, v in versions.items() if k.startswith("torch:")), key=_vkey)
+    ms_vs = sorted((v for k, v in versions.items() if k.startswith("mindspore:")), key=version_key)
+    torch_vs = sorted((v for k, v in versions.items() if k.startswith("torch:")), key=version_key)
     ms_v = ms_version if ms_version in ms_vs else (ms_vs[-1] if ms_vs else None)
     torch_v = torch_vs[-1] if torch_vs else None
 

@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+from kb.versions import version_key
+
 FRAMEWORKS = ("torch", "mindspore")
 NAME_RE = re.compile(r"^(?P<framework>torch|mindspore)-(?P<version>\d+(?:\.\d+)*)\.json$")
 
@@ -53,6 +55,3 @@ def find(snap_dir: Path, framework: str) -> list[Path]:
     return [path for _, path in sorted(found)]
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    parts = [int(p) for p in re.findall(r"\d+", version)[:3]]
-    return tuple(parts + [0] * (3 - len(parts)))
