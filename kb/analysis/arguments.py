@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import (
-    MISSING, NotComputable, apply_transform, literal, parse_signature, same_value,
+    MISSING, NotComputable, Refused, apply_transform, literal, parse_signature, same_value,
 )
 
 
@@ -145,6 +145,8 @@ def _value(text: Optional[str], transform: Optional[str], symbolic: Optional[str
         transform = symbolic
     try:
         return apply_transform(transform, text)
+    except Refused as exc:
+        raise Blocked(str(exc)) from None
     except NotComputable as exc:
         raise Blocked(f"cannot apply the transform {transform!r}: {exc}") from None
 
@@ -176,8 +178,9 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     torch_sig = parse_signature(record.get("torch_signature"))
     ms_sig = parse_signature(target.get("ms_signature"))
     if any(a.star == "*" for a in args):
+        relevant = _placeable_maps(args, by_torch, torch_sig)
         trivial = all(m.get("kind", "same") == "same" and m.get("ms") in (None, m.get("torch"))
-                      for m in by_torch.values()) and not any(m.get("transform") for m in added)
+                      for m in relevant) and not any(m.get("transform") for m in added)
         if not trivial:
             raise Blocked("the call unpacks *args, so its parameters cannot be placed")
         return []
@@ -201,9 +204,13 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
                 continue
             raise Blocked(f"more positional arguments than {record.get('torch')} takes")
         name = torch_order[number]
-        passed[name] = arg
         rule = by_torch.get(name, {"kind": "same"})
         kind = rule.get("kind", "same")
+        if _none_as_omitted(rule, arg):
+            removed.add(index)
+            in_place = False
+            continue
+        passed[name] = arg
         if kind in ("dropped", "unsupported"):
             _drop(rule, arg, kind)
             removed.add(index)
@@ -228,8 +235,11 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     for index, arg in enumerate(args):
         if arg.keyword is None:
             continue
-        passed[arg.keyword] = arg
         rule = by_torch.get(arg.keyword)
+        if rule is not None and _none_as_omitted(rule, arg):
+            removed.add(index)
+            continue
+        passed[arg.keyword] = arg
         if rule is None:
             final.append(arg.keyword)
             continue
@@ -261,6 +271,18 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         else:
             edits.append(TextEdit(arglist.start_byte + 1, arglist.start_byte + 1, text))
     return edits
+
+
+def _none_as_omitted(rule: dict[str, Any], arg: Arg) -> bool:
+    """An explicit ``None`` where torch's default is ``None`` (torch then computes the value:
+    ``MaxPool2d(2, stride=None)`` strides by kernel_size) is the call that omits the argument, so it
+    is removed and the omitted-argument rules apply (``stride=kernel_size``), unless MindSpore's
+    default is ``None`` too (then ``None`` means the same there) or is not recorded."""
+    if rule.get("kind", "same") not in ("same", "renamed", "transformed") or arg.value.strip() != "None":
+        return False
+    ms_default = rule.get("ms_default")
+    return literal(rule.get("torch_default")) is None and ms_default is not None \
+        and literal(ms_default) not in (None, MISSING)
 
 
 def _drop(rule: dict[str, Any], arg: Arg, kind: str) -> None:
@@ -352,3 +374,26 @@ def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_w
 def transformed_params(target: dict[str, Any]) -> list[str]:
     """Torch parameters whose values a call must transform (``momentum`` -> ``1 - momentum``)."""
     return [m["torch"] for m in _maps(target) if m.get("kind") == "transformed" and m.get("torch")]
+
+
+def _placeable_maps(args: list, by_torch: dict[str, dict], torch_sig: Any) -> list[dict]:
+    """The parameter rules a call that unpacks ``*args`` may touch. Where torch's signature has
+    its own ``*args`` (``checkpoint(function, *args, use_reentrant=None)``), the positional
+    arguments before the first star fill the leading parameters, whose names then do not matter
+    (a rename of ``function`` changes nothing), and keyword-only parameters the call does not
+    pass cannot be reached; a torch-only parameter the call does not name blocks nothing. Without
+    a recorded signature the rules' order stands for it."""
+    if torch_sig is not None and not torch_sig.has("var_positional"):
+        return list(by_torch.values())
+    leading = []
+    for arg in args:
+        if arg.star or arg.keyword is not None:
+            break
+        leading.append(arg)
+    order = torch_sig.positional if torch_sig is not None else list(by_torch)  # no signature: the map's order
+    fixed = set(order[:len(leading)])
+    keyword_only = {p.name for p in torch_sig.parameters if p.kind == "keyword_only"} if torch_sig else set()
+    passed = {a.keyword for a in args if a.keyword is not None}
+    return [m for name, m in by_torch.items()
+            if name in passed or (name not in keyword_only and m.get("kind") not in ("unsupported", "dropped")
+                                  and not (name in fixed and m.get("kind") == "renamed"))]

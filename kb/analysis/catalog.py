@@ -167,6 +167,18 @@ class Catalog:
                 return False
         return bool(names if candidates is None else candidates)  # all parts private: any known name
 
+    def names_below(self, path: str) -> list[str]:
+        """The KB's torch names one level below ``path`` (``torch.nn`` -> ``torch.nn.Conv2d``, ...)."""
+        names = self._sorted_names() or []
+        prefix = path + "."
+        at = bisect_left(names, prefix)
+        found = []
+        while at < len(names) and names[at].startswith(prefix):
+            if "." not in names[at][len(prefix):]:
+                found.append(names[at])
+            at += 1
+        return found
+
     def _sorted_names(self) -> Optional[list[str]]:
         """The KB's torch names, sorted (None when the KB cannot list them)."""
         if self._names is None:

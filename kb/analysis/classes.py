@@ -70,6 +70,7 @@ class LocalClass:
     local_bases: list["LocalClass"] = field(default_factory=list)
     base_nodes: list[tuple[Any, str]] = field(default_factory=list)  # (base expr node, torch name)
     methods: dict[str, Any] = field(default_factory=dict)  # name -> function_definition
+    attribute_types: dict[str, Any] = field(default_factory=dict)  # self.<attr> = <torch class>(...)
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -99,6 +100,10 @@ class LocalClass:
 
     def defines(self, method: str) -> bool:
         return any(method in c.methods for c in self.lineage())
+
+    def attribute_type(self, attr: str) -> Any:
+        """The torch class name (or local class) ``self.<attr>`` was built from, if any."""
+        return next((c.attribute_types[attr] for c in self.lineage() if attr in c.attribute_types), None)
 
     def torch_types(self) -> list[str]:
         if "types" not in self._memo:

@@ -15,18 +15,31 @@ import re
 from bisect import bisect_right
 from typing import Any, Callable, Optional, Union
 
+from kb.analysis.annotations import TITLE as ANNOTATION_TITLE, annotation_edit
+from kb.analysis.adapters import insertion
 from kb.analysis.arguments import Blocked
 from kb.analysis.catalog import Catalog, KnowledgeBase
 from kb.analysis.document import Document
 from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
+from kb.analysis.factorykwargs import RECORD as FACTORY_DICT, TITLE as FACTORY_DICT_TITLE, factory_dicts
+from kb.analysis.importfallbacks import RECORD as GUARDED_IMPORT, TITLE as GUARDED_IMPORT_TITLE, guarded_imports
 from kb.analysis.featuretests import RECORD as FEATURE_TEST, TITLE as FEATURE_TEST_TITLE, feature_tests
+from kb.analysis.namelookups import RECORD as NAME_LOOKUP, TITLE as NAME_LOOKUP_TITLE, UNLISTED as NAME_LOOKUP_LEFT
+from kb.analysis.namelookups import name_lookups, replacement as lookup_replacement
 from kb.analysis.narrowing import branch_renames
+from kb.analysis.packedsequences import PACK, PACKED_BY
+from kb.analysis.packedsequences import RECORD as PACKED_RUN, TITLE as PACKED_RUN_TITLE, consumers as packed_consumers
 from kb.analysis.resolver import Resolver, Site
+from kb.analysis.sequential import add_module_edits, sequential_assignments
 from kb.analysis.rewrite import (
     bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
 )
+from kb.analysis.tensors import call_at
+from kb.analysis.trainsteps import RECORD as TRAIN_STEP, TITLE as TRAIN_STEP_TITLE, edits as train_step_edits
+from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS, PARAMETERS_TITLE as OPT_PARAMS_TITLE
+from kb.analysis.trainsteps import optimizer_parameters, train_steps
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
@@ -242,8 +255,21 @@ class Engine:
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         self._add_branch_renames(sites, uses)
-        _keep_sequential_growth(sites, uses)
-        uses += [self._feature_test(call, source) for call in feature_tests(root, source, resolver.imports)]
+        self._add_sequential_assignments(sites, uses, source, alias)
+        uses += [self._feature_test(node, text, source) for node, text in feature_tests(root, source, resolver.imports)]
+        uses += [self._name_lookup(call, module, source) for call, module in name_lookups(root, source, resolver.imports)]
+        if resolver.has_torch_imports:
+            uses += [self._train_step(step, source, alias) for step in train_steps(root, source)]
+            uses += self._optimizer_parameters(uses, root, source)
+        packing = [u for u in uses if u.torch_name == PACK and u.call_span and u.edits and u.target]
+        helper = packing[0].target.get("helper") if packing else None  # the packed-sequence functions (data)
+        calls = [c for c in (call_at(root, u.call_span) for u in packing) if c is not None]
+        uses += [self._packed_run(call, text, source, helper, alias)
+                 for call, text in packed_consumers(root, source, calls)]
+        if resolver.has_torch_imports:
+            uses += [self._factory_dict(found, source) for found in factory_dicts(root, source)]
+            uses += [self._pattern_use(GUARDED_IMPORT, GUARDED_IMPORT_TITLE, statement, edit, source)
+                     for statement, edit in guarded_imports(root, source, resolver.imports)]
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
         for use in uses:  # a method of a migrated class is fixed by its class's migration
@@ -260,12 +286,80 @@ class Engine:
         return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
                             (resolver, skip), resolver.has_torch_imports)
 
-    def _feature_test(self, call: Any, source: bytes) -> Use:
+    def _feature_test(self, call: Any, text: str, source: bytes) -> Use:
         """``hasattr(torch, 'compiler')`` is False after migration (featuretests.py)."""
         span = _range(source, call.start_byte, call.end_byte)
         use = Use("hasattr", "call", span, FEATURE_TEST, None, "direct", title=FEATURE_TEST_TITLE,
-                  edits=[TextEdit(call.start_byte, call.end_byte, "False")])
+                  edits=[TextEdit(call.start_byte, call.end_byte, text)])
         use.call_span = (call.start_byte, call.end_byte)
+        return use
+
+    def _name_lookup(self, call: Any, module: str, source: bytes) -> Use:
+        """``getattr(nn, name)`` becomes a dict of the torch classes the name can be (namelookups.py)."""
+        span = _range(source, call.start_byte, call.end_byte)
+        text = lookup_replacement(call, module, self.catalog.names_below, self._reference_converts)
+        if text is None:
+            use = Use(NAME_LOOKUP["torch"], "call", span, NAME_LOOKUP, None, "manual", reason=NAME_LOOKUP_LEFT)
+        else:
+            use = Use(NAME_LOOKUP["torch"], "call", span, NAME_LOOKUP, None, "direct", title=NAME_LOOKUP_TITLE,
+                      edits=[TextEdit(call.start_byte, call.end_byte, text)])
+        use.call_span = (call.start_byte, call.end_byte)
+        return use
+
+    def _packed_run(self, call: Any, text: str, source: bytes, definition: Optional[str], alias: str) -> Use:
+        """``self.rnn(packed)`` runs the layer on the padded batch with seq_length (packedsequences.py)."""
+        span = _range(source, call.start_byte, call.end_byte)
+        edits = [TextEdit(call.start_byte, call.end_byte, text)]
+        helper = None if definition is None else \
+            insertion(call, source, PACKED_BY.decode(), definition.replace("{ms}", alias).rstrip("\n") + "\n")
+        use = Use(PACKED_RUN["torch"], "call", span, PACKED_RUN, None, "direct", title=PACKED_RUN_TITLE,
+                  edits=edits + ([helper] if helper is not None else []))
+        use.call_span = (call.start_byte, call.end_byte)
+        return use
+
+    def _train_step(self, step: Any, source: bytes, alias: str) -> Use:
+        """``loss.backward(); optimizer.step()`` becomes value_and_grad and ``optimizer(grads)`` (trainsteps.py)."""
+        call = step.backward.named_children[0]
+        span = _range(source, call.start_byte, call.end_byte)
+        use = Use(TRAIN_STEP["torch"], "call", span, TRAIN_STEP, None, "direct", title=TRAIN_STEP_TITLE,
+                  edits=train_step_edits(step, source, alias))
+        use.call_span = (call.start_byte, call.end_byte)
+        return use
+
+    def _optimizer_parameters(self, uses: list[Use], root: Any, source: bytes) -> list[Use]:
+        """``torch.optim.X(model.parameters())``: the cell's trainable_params() (trainsteps.py)."""
+        found = []
+        for optimizer in uses:
+            if not (optimizer.torch_name.startswith("torch.optim.") and optimizer.record.get("kind") == "class"
+                    and optimizer.call_span and not optimizer.member):
+                continue
+            call = call_at(root, optimizer.call_span)
+            edit = optimizer_parameters(call) if call is not None else None
+            if edit is not None:
+                use = Use(OPT_PARAMS["torch"], "call", _range(source, edit.start, edit.end), OPT_PARAMS, None,
+                          "direct", title=OPT_PARAMS_TITLE, edits=[edit])
+                use.call_span = (edit.start, edit.end)
+                found.append(use)
+        return found
+
+    def _reference_converts(self, name: str) -> bool:
+        """Whether a reference to the torch class ``name`` (``norm = nn.BatchNorm2d``) converts automatically."""
+        record = self.catalog.lookup(name)
+        if record is None or record.get("kind") != "class":
+            return False
+        choice = self._verdict(record)[0]
+        return choice is not None and bool(choice.api) and (is_auto(choice) or unverified_consistent(choice))
+
+    def _factory_dict(self, found: Any, source: bytes) -> Use:
+        """``dd = {'device': device, 'dtype': dtype}`` keeps only a dtype that is not None (factorykwargs.py)."""
+        edit = found.edit()
+        return self._pattern_use(FACTORY_DICT, FACTORY_DICT_TITLE, found.value, edit, source)
+
+    def _pattern_use(self, record: dict, title: str, node: Any, edit: TextEdit, source: bytes) -> Use:
+        """A use of a torch pattern rather than a torch name (factorykwargs.py, importfallbacks.py)."""
+        span = _range(source, node.start_byte, node.end_byte)
+        use = Use(str(record["torch"]), "call", span, record, None, "direct", title=title, edits=[edit])
+        use.call_span = (min(node.start_byte, edit.start), max(node.end_byte, edit.end))
         return use
 
     def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
@@ -281,6 +375,24 @@ class Engine:
             extra = found.get(site.node.id)
             if extra:
                 use.edits = list(use.edits) + extra
+
+    def _add_sequential_assignments(self, sites: list[Site], uses: list[Use], source: bytes, alias: str) -> None:
+        """``self.norm = nn.BatchNorm2d(c)`` in a subclass of ``nn.Sequential`` goes through the
+        ``add_module`` rewrite's function (sequential.py), carried by the class's migration."""
+        record = self.catalog.lookup("torch.nn.Module.add_module")
+        choice = self.choose(Site("torch.nn.Module.add_module", record, "call", None)) if record else None
+        helper = choice.target.get("helper") if choice is not None else None
+        if not helper:
+            return
+        name = helper.split(None, 1)[1].split("(", 1)[0]
+        for site, use in zip(sites, uses):
+            if site.kind != "class_base" or site.local_class is None or not use.edits:
+                continue
+            extra = [e for statement, value, attr in sequential_assignments(site.local_class)
+                     for e in add_module_edits(statement, value, attr, name)]
+            if extra:
+                added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
+                use.edits = list(use.edits) + extra + ([added] if added is not None else [])
 
     def _result(self, *args: Any) -> Analysis:
         return Analysis(*args)
@@ -362,7 +474,10 @@ class Engine:
         if site.call is not None:
             use.call_span = (site.call.start_byte, site.call.end_byte)
         missing = self._missing_reason(site.record, choice)
-        if missing is not None:
+        placeholder = annotation_edit(site.node) if missing is not None and as_type and site.member is None else None
+        if placeholder is not None:  # device: torch.device -> device: object (annotations.py)
+            use.title, use.edits = ANNOTATION_TITLE, [placeholder]
+        elif missing is not None:
             use.reason = missing
         elif site.kind == "import":
             use.reason = ""
@@ -404,8 +519,9 @@ class Engine:
         # Plans that read or write outside the anchor are not cached: a reference's (a partial's
         # arguments, a torch-signature adapter defined once per file), a removed construct's.
         reference = site.kind == "attribute" and not as_type
+        # A call that unpacks ``**name`` may carry the rewrite of that name's factory dict (factorykwargs.py).
         if not renames and anchor is not None and site.kind not in ("class_base", "method_def") and not reference \
-                and not removes:
+                and not removes and b"**" not in anchor.text:
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
             key = (site.kind, as_type, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
                    site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])
@@ -438,29 +554,6 @@ class Engine:
         if found is None or found[0] is not first or found[1] is not second:
             found = self._memos[key] = (first, second, compute())
         return found[2]
-
-
-SEQUENTIAL_GROWTH = "a SequentialCell runs only the cells it was built with or appended, not ones added by name: " \
-    "pass the blocks to super().__init__(...) or use self.append(block)"
-
-
-def _keep_sequential_growth(sites: list[Site], uses: list[Use]) -> None:
-    """``self.add_module(name, block)`` inside a subclass of ``nn.Sequential`` adds a block torch runs;
-    MindSpore's ``insert_child_to_cell`` registers it, but ``SequentialCell.construct`` never calls it
-    (its list of cells is made in ``__init__``): the outputs would differ silently, so it needs a human."""
-    sequential = {s.local_class.node.id for s in sites if s.kind == "class_base" and s.local_class is not None
-                  and s.torch_name == "torch.nn.Sequential"}
-    if not sequential:
-        return
-    for site, use in zip(sites, uses):
-        if use.torch_name != "torch.nn.Module.add_module" or site.node is None:
-            continue
-        owner = site.node.parent
-        while owner is not None and owner.type != "class_definition":
-            owner = owner.parent
-        if owner is not None and owner.id in sequential:
-            use.edits, use.title, use.reason = [], "", SEQUENTIAL_GROWTH
-            use.category = categorize(use.guess, use.choice, False, use.behaviour)
 
 
 def no_equivalent_reason(record: dict, choice: Any) -> str:

@@ -151,8 +151,8 @@ def _fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult
                 if all(e in taken for e in use.edits):
                     chosen.append(use)  # shares its fix with a chosen use (a class migration)
                     continue
-                if any(taken.overlaps(e) for e in use.edits):
-                    continue  # nested in another fix: next pass
+                if any(e not in taken and taken.overlaps(e) for e in use.edits):
+                    continue  # nested in another fix: next pass (an edit two fixes share is made once)
                 chosen.append(use)
                 taken.extend(use.edits)
             if not chosen:

@@ -9,7 +9,8 @@ Weight-initialisation loops test a layer's type and then touch its parameters::
 In classic MindSpore a BatchNorm's ``weight`` is ``gamma``. Inside the branch the
 object's layer type is known, so its parameter names follow the knowledge base's
 weight rules (``data/curated/weights.yaml``: torch leaf -> MindSpore leaf per layer
-class). When the branch tests several classes, a name is renamed only if every
+class), and so do its other attributes (a classic Dense keeps ``out_features`` as
+``out_channels``). When the branch tests several classes, a name is renamed only if every
 class renames it the same way. Nothing is renamed when the name is reassigned in
 the branch.
 """
@@ -23,11 +24,16 @@ BRANCHES = ("if_statement", "elif_clause")
 
 
 def parameter_names(rules: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """MindSpore layer class -> {torch parameter leaf: MindSpore parameter path}, from weight rules."""
+    """MindSpore layer class -> {torch attribute: MindSpore attribute}, from weight rules.
+
+    A rule's parameter names (``weight`` -> ``gamma``, under its inner cell) and its other
+    attributes (``out_features`` -> ``out_channels``) both count.
+    """
     table: dict[str, dict[str, str]] = {}
     for rule in rules:
         inner = ".".join(rule.get("inner") or [])
         names = {t: (f"{inner}.{m}" if inner else m) for t, m in (rule.get("names") or {}).items() if m}
+        names.update(rule.get("attributes") or {})
         for api in rule.get("ms") or []:
             table.setdefault(api, {}).update(names)
     return table

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from kb.analysis.settings import EngineSettings
+from kb.analysis.starimports import explicit_star_imports
 
 SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_modules"})
 BOM = b"\xef\xbb\xbf"
@@ -333,6 +334,7 @@ def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
     except OSError:
         pass
     result.original = data
+    data = explicit_star_imports(Path(path), data)  # torch names a `from .x import *` brings in
     if b"torch" not in data:
         return result
     try:

@@ -36,6 +36,7 @@ class Reference:
     outer: Any
     call: Any = None
     assign: Optional[tuple[str, int, int]] = None  # `x = <call>`: (x, its start, statement end)
+    assign_attr: Optional[tuple[str, str]] = None  # `obj.attr = <call>`: (obj, attr)
     class_node: Any = None
     attrs: tuple = ()  # the attribute names of ``levels``
 
@@ -92,6 +93,11 @@ def _reference(node: Any, name: str, source: bytes, parent: Any = False) -> Refe
                             and right.start_byte == parent.start_byte and right.end_byte == parent.end_byte:
                         ref.assign = (source[left.start_byte:left.end_byte].decode("utf-8", "replace"),
                                       left.start_byte, holder.end_byte)
+                    elif left is not None and left.type == "attribute" and right is not None \
+                            and right.start_byte == parent.start_byte and right.end_byte == parent.end_byte:
+                        obj, attr = left.child_by_field_name("object"), left.child_by_field_name("attribute")
+                        if obj is not None and obj.type == "identifier" and attr is not None:
+                            ref.assign_attr = (_text(obj), _text(attr))
     elif kind == "argument_list":
         holder = parent.parent
         if holder is not None and holder.type == "class_definition":
@@ -305,13 +311,33 @@ class Resolver:
             self._from_local_class(ref, binding.target)
         elif binding.kind == "typed" and ref.levels:
             found = member_of(binding.target, ref.levels[0][1], self.catalog.lookup)
+            depth = 1
+            if found is None and len(ref.levels) > 1 and isinstance(binding.target, LocalClass):
+                held = binding.target.attribute_type(ref.levels[0][1])  # self.features.add_module(...)
+                found = member_of(held, ref.levels[1][1], self.catalog.lookup) if held is not None else None
+                depth = 2
             if found is not None:
-                node = ref.levels[0][0]
-                called = len(ref.levels) == 1 and ref.context == "call"
+                node = ref.levels[depth - 1][0]
+                called = len(ref.levels) == depth and ref.context == "call"
                 member = node.child_by_field_name("attribute")
                 return Site(found[0], found[1], "call" if called else "attribute", node, member,
                             ref.call if called else None)
         return None
+
+    def _note_attribute(self, ref: Reference, held: Any) -> None:
+        """``self.<attr> = <torch class>(...)`` in a method: the class holds a layer of that type."""
+        if ref.assign_attr is None or ref.call is None:
+            return
+        obj, attr = ref.assign_attr
+        offset = ref.call.start_byte
+        binding = self.bindings.resolve(obj, offset, self.scopes.at(offset))
+        owner = binding.target if binding is not None and binding.kind == "typed" else None
+        if not isinstance(owner, LocalClass) or attr in owner.attribute_types:
+            return
+        if self.frozen:
+            raise Rediscovery("a typed attribute")
+        owner.attribute_types[attr] = held
+        self._classes_changed()
 
     def _resolve_path(self, ref: Reference, base: str) -> Optional[Site]:
         found = self.catalog.longest(base, ref.attrs)
@@ -324,6 +350,8 @@ class Resolver:
         if context == "call":
             if ref.assign is not None and is_class_record(record):
                 self._bind_typed(ref, name)
+            elif ref.assign_attr is not None and is_class_record(record):
+                self._note_attribute(ref, name)
             return Site(name, record, "call", node, call=ref.call)
         if context == "class_base":
             if self.frozen:
@@ -350,6 +378,8 @@ class Resolver:
             raise Rediscovery("a use of a local class")
         if ref.context == "call" and ref.assign is not None:
             self._bind_typed(ref, local)
+        elif ref.context == "call" and ref.assign_attr is not None:
+            self._note_attribute(ref, local)
         elif ref.context == "class_base":
             child = self._local_class(ref.class_node)
             if local not in child.local_bases and child is not local:

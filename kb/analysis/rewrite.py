@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kb.analysis.adapters import adapter, adapter_name, insertion
+from kb.analysis.annotations import typing_subscript
 from kb.analysis.arguments import Blocked, plan_arguments, reference_blocker, transformed_params
+from kb.analysis.factorykwargs import call_factory_edits
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
-from kb.analysis.templates import receiver_text, removal, render
+from kb.analysis.templates import check_statement, receiver_text, removal, render
 from kb.analysis.text import TextEdit
 
 AUTO_RELATIONS = frozenset({
@@ -123,7 +125,8 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     if templates and site.kind == "call" and site.call is not None:
         receiver = receiver_text(site.member) if site.member is not None else None
         text = render(templates, site.call, site.record, choice.target, alias, receiver)
-        edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)]
+        check_statement(text, site.call)
+        edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)] + call_factory_edits(site.call, source)
         helper = choice.target.get("helper")
         if helper:  # a function the template calls, written once before the statement that needs it
             name = helper.split(None, 1)[1].split("(", 1)[0]  # def NAME( / class NAME(
@@ -161,7 +164,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         action = f"Replace {old} with {new}"
     bound = partial_call(site.node) if site.kind == "attribute" else None
     if site.kind == "call" and site.call is not None:
-        edits += plan_arguments(site.call, site.record, target, source)
+        edits += plan_arguments(site.call, site.record, target, source) + call_factory_edits(site.call, source)
     elif bound is not None:  # partial(nn.BatchNorm2d, eps=1e-3): the partial's arguments are the call's
         try:
             mapped = plan_arguments(bound, site.record, target, source, skip=1)
@@ -235,6 +238,8 @@ def in_type_context(node: Any) -> bool:
         if kind == "except_clause":
             return True
         if kind in TYPE_PARTS:  # (A, B), X | None, Optional[X], tuple[X, ...]
+            if kind == "subscript" and typing_subscript(parent, child):
+                return True  # LayerType = Union[str, Type[nn.Module]]: a type alias
             child, parent = parent, parent.parent
             continue
         if kind == "argument_list":

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal, Optional
+
+from kb.versions import in_span
 
 Family = Literal["classic", "mint"]
 FAMILIES: tuple[str, ...] = ("classic", "mint")
-DEVICES: tuple[str, ...] = ("CPU", "GPU", "Ascend")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
@@ -36,26 +36,6 @@ class EngineSettings:
     @property
     def other_family(self) -> str:
         return "mint" if self.family == "classic" else "classic"
-
-
-@lru_cache(maxsize=1024)
-def version_key(version: str) -> tuple[int, ...]:
-    """'2.3' -> (2, 3, 0): versions compare numerically, never as text."""
-    parts = [int(p) for p in re.findall(r"\d+", str(version))[:3]]
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
-def in_range(version: str, span: Optional[dict[str, Any]]) -> bool:
-    """True when ``version`` lies in the half-open range ``[since, until)``."""
-    if not span:
-        return True
-    key = version_key(version)
-    since, until = span.get("since"), span.get("until")
-    if since and key < version_key(since):
-        return False
-    if until and key >= version_key(until):
-        return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -88,7 +68,7 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> Optional[
     first: Optional[TargetChoice] = None
     for family, fallback in ((settings.family, False), (settings.other_family, True)):
         fitting = [t for t in targets
-                   if t.get("family") == family and in_range(settings.ms_version, t.get("ms_versions"))]
+                   if t.get("family") == family and in_span(settings.ms_version, t.get("ms_versions"))]
         if fitting:
             fitting.sort(key=lambda t: not t.get("api"))
             if not fitting[0].get("api") and fitting[0].get("source") != "curated":
@@ -116,7 +96,7 @@ def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettin
     """
     prefix = owner_api + "."
     found = [t for t in record.get("targets") or [] if isinstance(t, dict) and str(t.get("api") or "").startswith(prefix)
-             and in_range(settings.ms_version, t.get("ms_versions"))]
+             and in_span(settings.ms_version, t.get("ms_versions"))]
     found.sort(key=lambda t: t.get("family") != settings.family)
     if not found:
         return None
@@ -132,7 +112,7 @@ def relevant_caveats(
         names.add(choice.api)
     found = []
     for caveat in record.get("caveats") or []:
-        if not isinstance(caveat, dict) or not in_range(settings.ms_version, caveat.get("ms_versions")):
+        if not isinstance(caveat, dict) or not in_span(settings.ms_version, caveat.get("ms_versions")):
             continue
         applies = caveat.get("applies_to") or []
         if applies and not names.intersection(applies):

@@ -13,6 +13,9 @@ A passed argument the chosen template has no place for blocks the rewrite (nothi
 dropped silently), unless its parameter map says the torch argument is dropped or it
 repeats the torch default.
 
+A template that is a statement (``assert {condition}, {message}``) replaces only a call that
+is a whole statement.
+
 The one template ``""`` removes the call's construct (``removal``): ``@torch.no_grad()``
 goes, and ``with torch.no_grad():`` gives way to its body.
 """
@@ -40,15 +43,18 @@ def fields(template: str) -> tuple[set[str], set[str]]:
     return required, optional
 
 
-def bind(call: Any, record: dict[str, Any]) -> dict[str, str]:
-    """torch parameter name -> argument text, positional arguments placed by torch's signature."""
+def bind(call: Any, record: dict[str, Any], target: Optional[dict[str, Any]] = None) -> dict[str, str]:
+    """torch parameter name -> argument text, positional arguments placed by torch's signature
+    (without a recorded signature, a private API such as ``torch._assert``: by the order of the
+    target's parameter map)."""
     args, _ = read_arguments(call)
     signature = parse_signature(record.get("torch_signature"))
-    order = signature.positional if signature is not None else []
+    order = signature.positional if signature is not None else \
+        [r["torch"] for r in (target or {}).get("params") or [] if isinstance(r, dict) and r.get("torch")]
     bound: dict[str, str] = {}
-    positional = [a for a in args if a.keyword is None]
     if any(a.star for a in args):
-        raise Blocked("the call unpacks *args or **kwargs, so its arguments cannot be placed")
+        args = _factory_splats(call, args, bound)
+    positional = [a for a in args if a.keyword is None]
     if signature is not None and signature.has("var_positional") and not order and positional:
         # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence)
         name = next(p.name for p in signature.parameters if p.kind == "var_positional")
@@ -65,10 +71,43 @@ def bind(call: Any, record: dict[str, Any]) -> dict[str, str]:
     return bound
 
 
+class Splat(str):
+    """A ``**name`` argument standing for an optional keyword: a factory dict that may hold a
+    ``dtype`` (factorykwargs.py). A template's ``{?dtype}`` writes it as it is."""
+
+
+def _factory_splats(call: Any, args: list, bound: dict[str, str]) -> list:
+    """``args`` without the ``**dd`` of factory dicts; one that may carry a dtype is bound to ``dtype``.
+    Any other unpacking blocks the rewrite (its arguments cannot be placed)."""
+    from kb.analysis.factorykwargs import splat_factory
+
+    node = call.child_by_field_name("arguments")
+    splats = {c.start_byte: c for c in node.named_children if c.type == "dictionary_splat"}
+    kept = []
+    for arg in args:
+        found = splat_factory(splats[arg.start], call_source(call)) if arg.start in splats else None
+        if found is None and arg.star:
+            raise Blocked("the call unpacks *args or **kwargs, so its arguments cannot be placed")
+        if found is None:
+            kept.append(arg)
+        elif found.may_carry_dtype:
+            if "dtype" in bound or any(a.keyword == "dtype" for a in args):
+                raise Blocked("the call passes dtype twice (once through a factory dict)")
+            bound["dtype"] = Splat(arg.value)
+    return kept
+
+
+def call_source(node: Any) -> bytes:
+    """The whole source a node belongs to (its tree's root text)."""
+    while node.parent is not None:
+        node = node.parent
+    return node.text
+
+
 def render(templates: list[str], call: Any, record: dict[str, Any], target: dict[str, Any], alias: str,
            receiver: Optional[str]) -> str:
     """The text replacing ``call``; raises ``Blocked`` when no template fits the call's arguments."""
-    bound = bind(call, record)
+    bound = bind(call, record, target)
     ignorable = _ignorable(record, target, bound)
     defaults = _defaults(record, target)
     for allowed in (bound, {**defaults, **bound}):  # first what the call passes, then torch defaults too
@@ -81,6 +120,19 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
             return _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
     passed = ", ".join(sorted(bound)) or "no arguments"
     raise Blocked(f"no rewrite template takes this call's arguments ({passed})")
+
+
+STATEMENT_RE = re.compile(r"(assert|raise|del|pass)\b")
+
+
+def check_statement(text: str, call: Any) -> None:
+    """A template that writes a statement (``assert {condition}, {message}``) replaces only a call
+    that is a whole statement; raises ``Blocked`` where the call is part of an expression."""
+    if not STATEMENT_RE.match(text):
+        return
+    parent = call.parent
+    if parent is None or parent.type != "expression_statement" or len(parent.named_children) != 1:
+        raise Blocked("the rewrite is a statement, and this call is part of an expression")
 
 
 def receiver_text(member: Any) -> Optional[str]:
@@ -129,7 +181,11 @@ def _fill(template: str, bound: dict[str, str], alias: str, receiver: Optional[s
                 raise Blocked("the template needs a receiver, and the call has none")
             return receiver
         if match[1]:
+            if isinstance(bound.get(name), Splat):
+                return f", {bound[name]}"
             return f", {match[3] or name}={bound[name]}" if name in bound else ""
+        if isinstance(bound[name], Splat):
+            raise Blocked(f"{name} comes from a factory dict, and the rewrite needs it written out")
         return bound[name]
 
     return FIELD_RE.sub(field, template).replace("(, ", "(")
@@ -170,9 +226,14 @@ def removal(call: Any, source: bytes) -> list[Any]:
 
 def _unwrap(statement: Any, source: bytes) -> Any:
     """The ``with`` statement replaced by its body, dedented to the statement's indentation."""
+    return unwrap_block(statement, statement.child_by_field_name("body"), source)
+
+
+def unwrap_block(statement: Any, body: Any, source: bytes) -> Any:
+    """``statement`` replaced by one of its blocks (``body``), dedented to the statement's indentation
+    (a ``with`` statement by its body, a ``try`` by its handler's)."""
     from kb.analysis.text import TextEdit
 
-    body = statement.child_by_field_name("body")
     if body is None or any(n.type == "string" and n.start_point[0] != n.end_point[0] for n in _descendants(body)):
         raise Blocked("the `with` body holds a multi-line string, which dedenting would change")
     start = source.rfind(b"\n", 0, statement.start_byte) + 1

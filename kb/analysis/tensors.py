@@ -341,13 +341,13 @@ def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
     calls = set()
     for use in analysis.uses:
         if not use.guess and use.kind == "call" and use.call_span and _returns_tensor(use.record):
-            node = _call_at(root, use.call_span)
+            node = call_at(root, use.call_span)
             if node is not None:
                 calls.add(node.id)
     names = TensorNames(calls, analysis.alias)
     found = set()
     for use in guesses:
-        call = _call_at(root, use.call_span)
+        call = call_at(root, use.call_span)
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None
         if receiver is not None and names.is_tensor(receiver):
@@ -363,7 +363,7 @@ def _returns_tensor(record: Optional[dict]) -> bool:
                                       and not name.rsplit(".", 1)[-1].startswith(("is_", "get_", "set_")))
 
 
-def _call_at(root: Any, span: tuple[int, int]) -> Optional[Any]:
+def call_at(root: Any, span: tuple[int, int]) -> Optional[Any]:
     node = root.descendant_for_byte_range(span[0], span[1])
     while node is not None and not (node.type == "call" and node.start_byte == span[0] and node.end_byte == span[1]):
         node = node.parent

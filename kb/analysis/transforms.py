@@ -4,7 +4,8 @@ A ``transform`` in the KB is a Python expression of the torch value ``v``
 (``1 - v``).  When the call passes a literal, the transform is computed by a tiny
 evaluator that only knows arithmetic, comparisons, conditionals, tuples and a
 few pure built-ins (``p=0.3`` -> ``keep_prob=0.7``).  Any other value is
-substituted as text, in parentheses (``keep_prob=1 - (rate)``).
+substituted as text, in parentheses (``keep_prob=1 - (rate)``).  ``refuse('why')`` in a
+transform says a literal value has no MindSpore form: the call is left for a human with that reason.
 """
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ MISSING = object()
 
 class NotComputable(Exception):
     """The transform cannot be computed for this value (it is substituted instead)."""
+
+
+class Refused(NotComputable):
+    """The transform says this value has no MindSpore form (``refuse('why')``): no rewrite."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,8 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
     if isinstance(node, ast.Subscript):
         return _evaluate(node.value, v)[_evaluate(node.slice, v)]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        if node.func.id == "refuse" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            raise Refused(str(node.args[0].value))
         if node.func.id == "isinstance" and len(node.args) == 2 and isinstance(node.args[1], ast.Name):
             return isinstance(_evaluate(node.args[0], v), _TYPES.get(node.args[1].id, type(None)))
         if node.func.id in _FUNCTIONS:
@@ -200,6 +207,8 @@ def apply_transform(transform: str, value_text: Optional[str]) -> str:
     if value is not MISSING or not uses_v:
         try:
             return format_value(_evaluate(tree, value))
+        except Refused:
+            raise
         except NotComputable:
             if not uses_v:
                 raise

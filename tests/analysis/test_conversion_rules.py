@@ -1,12 +1,11 @@
 """The conversion rules added for real model files, each as a fix beside a no-op (bundled KB)."""
 from __future__ import annotations
 
-import ast
-
 import pytest
 
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
+from tests.analysis.roundtrip import converted
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +21,6 @@ def mint_cpu(real_kb):
 @pytest.fixture(scope="module")
 def mint_ascend(real_kb):
     return Engine(real_kb, EngineSettings(family="mint", device="Ascend"))
-
-
-def converted(engine, src: str) -> str:
-    text = convert_source(engine, src).text
-    ast.parse(text)
-    assert convert_source(engine, text).text == text  # converting again changes nothing
-    return text
 
 
 def test_device_cpu_keeps_mint_off_ops_without_a_cpu_kernel(mint_cpu, mint_ascend):
@@ -79,13 +71,12 @@ def test_feature_test_on_torch_is_false(classic):
     assert converted(classic, "import os\nok = hasattr(os, 'sep')\n") == "import os\nok = hasattr(os, 'sep')\n"
 
 
-def test_add_module_in_a_sequential_subclass_is_left_with_the_reason(classic):
+def test_add_module_goes_through_the_helper_that_names_and_runs_the_cell(classic):
     src = ("import torch.nn as nn\n\nclass S(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
            "        self.add_module('a', nn.ReLU())\n")
-    assert "# msmap: a SequentialCell runs only the cells it was built with" in converted(classic, src)
-    plain = "import torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
-            "        self.add_module('a', nn.ReLU())\n"
-    assert "# msmap:" not in converted(classic, plain)
+    out = converted(classic, src)
+    assert "ms_add_module(self, 'a', ms.nn.ReLU())" in out and "# msmap:" not in out
+    assert out.count("def ms_add_module(") == 1 and "parent.cell_list = list(parent.cells())" in out
 
 
 def test_helper_is_written_once_before_its_first_use(classic):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.analysis.settings import EngineSettings, choose_target, in_range, relevant_caveats, version_key
+from kb.analysis.settings import EngineSettings, choose_target, relevant_caveats
+from kb.versions import in_span, version_key
 from tests.analysis.kbdata import caveat, record, target
 
 
@@ -15,11 +16,12 @@ from tests.analysis.kbdata import caveat, record, target
     pytest.param("2.3.1", None, True, id="unbounded"),
 ])
 def test_in_range(version, span, expected):
-    assert in_range(version, span) is expected
+    assert in_span(version, span) is expected
 
 
 def test_version_key():
-    assert version_key("2.10") == (2, 10, 0) > version_key("2.9.9")
+    assert version_key("2.10") == version_key("2.10.0") > version_key("2.9.9")
+    assert version_key("2.3.0rc1") < version_key("2.3") < version_key("2.3.1")
 
 
 RECORD = record("torch.x", [

@@ -1,0 +1,234 @@
+"""The training step: ``optimizer.zero_grad(); loss = ...; loss.backward(); optimizer.step()``.
+
+MindSpore has no ``backward`` on a tensor: gradients come from a function of the forward
+computation (``mindspore.value_and_grad``) and an optimizer is called with them. In one block
+(a loop body, usually) the rule finds ``L.backward()`` followed directly by ``O.step()``, takes
+the assignments just before the backward that compute ``L`` (back to the block's start, a
+``O.zero_grad()`` or the first statement ``L`` does not need), and writes them as a function::
+
+    optimizer.zero_grad()                    ->  (removed: gradients are computed afresh)
+    output = model(data)                         def forward_fn():
+    loss = F.nll_loss(output, target)                output = model(data)
+                                                     loss = F.nll_loss(output, target)
+    loss.backward()                                  return loss, output
+                                                 (loss, output), grads = ms.value_and_grad(
+                                                     forward_fn, None, optimizer.parameters, has_aux=True)()
+    optimizer.step()                         ->  optimizer(grads)
+
+The edits leave the forward statements' own text in place (indented), so their own conversions
+apply in any order. Anything else is left as it is: a statement between the backward and the
+step (gradient clipping works on ``grads`` in MindSpore), several backwards before a step
+(accumulation), or forward statements that assign a name they read first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+from kb.analysis.text import TextEdit
+
+RECORD = {
+    "torch": "torch.Tensor.backward", "kind": "method", "namespace": "torch", "source": "curated",
+    "targets": [], "caveats": [], "torch_signature": "(self, gradient=None, retain_graph=None, create_graph=False)",
+    "advice": "A training step becomes a forward function, mindspore.value_and_grad and optimizer(grads).",
+}
+TITLE = "Compute the gradients with mindspore.value_and_grad and call the optimizer with them"
+INDENT = "    "
+
+
+@dataclass
+class TrainStep:
+    backward: Any  # the ``L.backward()`` expression statement
+    step: Any  # the ``O.step()`` expression statement
+    forward: list  # the assignment statements computing L, in order
+    zero_grads: list  # ``O.zero_grad()`` statements of the block
+    loss: str
+    optimizer: str
+    names: list  # names the forward assigns, the loss first
+
+
+def train_steps(root: Any, source: bytes) -> Iterable[TrainStep]:
+    at = source.find(b".backward()")
+    while at >= 0:
+        found = _step_at(root, at)
+        if found is not None:
+            yield found
+        at = source.find(b".backward()", at + 1)
+
+
+def edits(step: TrainStep, source: bytes, alias: str) -> list[TextEdit]:
+    indent = _indent(source, step.backward.start_byte)
+    fn, grads = _fresh(source, "forward_fn"), _fresh(source, "grads")
+    out = []
+    for number, statement in enumerate(step.forward):  # the forward's lines, one level deeper
+        start = source.rfind(b"\n", 0, statement.start_byte) + 1
+        out.append(TextEdit(start, start, (f"{indent}def {fn}():\n" if number == 0 else "") + INDENT))
+        for offset in _line_starts(source, statement.start_byte, statement.end_byte):
+            out.append(TextEdit(offset, offset, INDENT))
+    values = ", ".join(step.names)
+    aux = len(step.names) > 1
+    target = f"({values})" if aux else step.loss
+    call = f"{alias}.value_and_grad({fn}, None, {step.optimizer}.parameters{', has_aux=True' if aux else ''})()"
+    out.append(TextEdit(step.backward.start_byte, step.backward.end_byte,
+                        f"{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
+    out.append(TextEdit(step.step.start_byte, step.step.end_byte, f"{step.optimizer}({grads})"))
+    for statement in step.zero_grads:
+        out.append(_removal(statement, source))
+    return out
+
+
+def _step_at(root: Any, at: int) -> Optional[TrainStep]:
+    node = root.named_descendant_for_byte_range(at + 1, at + len(b".backward()") - 1)
+    call = node
+    while call is not None and call.type != "call":
+        call = call.parent
+    statement = call.parent if call is not None else None
+    if statement is None or statement.type != "expression_statement" or statement.parent is None:
+        return None
+    loss = _method_receiver(call, b"backward")
+    block = statement.parent
+    siblings = [c for c in block.named_children if c.type != "comment"]
+    index = next(i for i, s in enumerate(siblings) if s.id == statement.id)
+    following = siblings[index + 1] if index + 1 < len(siblings) else None
+    optimizer = _method_receiver(_only_call(following), b"step") if following is not None else None
+    if loss is None or optimizer is None:
+        return None
+    zero_grads = [s for s in siblings if _method_receiver(_only_call(s), b"zero_grad") == optimizer]
+    if any(_method_receiver(_only_call(s), b"backward") for s in siblings if s.id != statement.id):
+        return None  # gradients accumulated over several backwards
+    forward, needed = [], {loss}
+    for previous in reversed(siblings[:index]):
+        assigned = _assigned(previous)
+        if assigned is None or not (set(assigned) & needed):
+            break
+        forward.insert(0, previous)
+        needed |= _read(previous.named_children[0].child_by_field_name("right"))
+    if not forward or not _closure_safe(forward):
+        return None
+    names = [loss] + [n for s in forward for n in _assigned(s) or [] if n != loss]
+    return TrainStep(statement, following, forward, zero_grads, loss, optimizer, list(dict.fromkeys(names)))
+
+
+def _only_call(statement: Any) -> Optional[Any]:
+    if statement is None or statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    call = statement.named_children[0]
+    return call if call.type == "call" else None
+
+
+def _method_receiver(call: Optional[Any], method: bytes) -> Optional[str]:
+    """``O`` of ``O.method()`` without arguments, when ``O`` is a plain name."""
+    if call is None:
+        return None
+    function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    if function is None or function.type != "attribute" or arguments is None or arguments.named_children:
+        return None
+    obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+    if attr is None or attr.text != method or obj is None or obj.type != "identifier":
+        return None
+    return obj.text.decode("utf-8", "replace")
+
+
+def _assigned(statement: Any) -> Optional[list[str]]:
+    """Names a plain assignment statement binds (``a = ...``, ``a, b = ...``), else None."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    assignment = statement.named_children[0]
+    left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+    if left is None or assignment.child_by_field_name("right") is None:
+        return None
+    if left.type == "identifier":
+        return [left.text.decode()]
+    if left.type in ("pattern_list", "tuple_pattern") and all(c.type == "identifier" for c in left.named_children):
+        return [c.text.decode() for c in left.named_children]
+    return None
+
+
+def _read(node: Any) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.add(current.text.decode("utf-8", "replace"))
+        stack.extend(current.named_children)
+    return found
+
+
+def _closure_safe(forward: list) -> bool:
+    """No forward statement reads a name the forward assigns before assigning it (it would be a local
+    of the new function, unbound there), and no string spans lines (indenting would change it)."""
+    assigned: set[str] = set()
+    every = {n for s in forward for n in _assigned(s) or []}
+    for statement in forward:
+        if (_read(statement.named_children[0].child_by_field_name("right")) & every) - assigned:
+            return False
+        assigned |= set(_assigned(statement) or [])
+        if any(n.type == "string" and n.start_point[0] != n.end_point[0] for n in _descendants(statement)):
+            return False
+    return True
+
+
+def _descendants(node: Any) -> Iterable[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
+
+
+def _indent(source: bytes, offset: int) -> str:
+    start = source.rfind(b"\n", 0, offset) + 1
+    return source[start:offset].decode("utf-8", "replace")
+
+
+def _line_starts(source: bytes, start: int, end: int) -> list[int]:
+    found, at = [], source.find(b"\n", start, end)
+    while at >= 0:
+        found.append(at + 1)
+        at = source.find(b"\n", at + 1, end)
+    return found
+
+
+def _fresh(source: bytes, name: str) -> str:
+    while name.encode() in source:
+        name += "_"
+    return name
+
+
+def _removal(statement: Any, source: bytes) -> TextEdit:
+    """The whole line of a statement, or ``pass`` when it is its block's only statement."""
+    block = statement.parent
+    if len([c for c in block.named_children if c.type != "comment"]) == 1:
+        return TextEdit(statement.start_byte, statement.end_byte, "pass")
+    start = source.rfind(b"\n", 0, statement.start_byte) + 1
+    end = source.find(b"\n", statement.end_byte)
+    return TextEdit(start, len(source) if end < 0 else end + 1, "")
+
+
+PARAMETERS_RECORD = {
+    "torch": "torch.nn.Module.parameters", "kind": "method", "namespace": "torch.nn", "source": "curated",
+    "targets": [], "caveats": [], "torch_signature": "(recurse=True)",
+    "advice": "An optimizer takes a cell's trainable_params().",
+}
+PARAMETERS_TITLE = "Give the optimizer the cell's trainable_params()"
+
+
+def optimizer_parameters(call: Any) -> Optional[TextEdit]:
+    """``torch.optim.X(model.parameters(), ...)``: the module's parameters become the cell's
+    ``trainable_params()``, what MindSpore's optimizers take. Whatever ``model`` is, a torch
+    optimizer is given a module's parameters there (``self.parameters()`` is the resolver's)."""
+    arguments = call.child_by_field_name("arguments")
+    items = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    first = next((a for a in items if a.type != "keyword_argument"), None)
+    keyword = next((a.child_by_field_name("value") for a in items if a.type == "keyword_argument"
+                    and a.child_by_field_name("name").text == b"params"), None)
+    value = first if first is not None else keyword
+    if value is None or value.type != "call":
+        return None
+    function, args = value.child_by_field_name("function"), value.child_by_field_name("arguments")
+    if function is None or function.type != "attribute" or args is None or args.named_children:
+        return None
+    obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+    if attr is None or attr.text != b"parameters" or obj is None or obj.text == b"self":
+        return None
+    return TextEdit(attr.start_byte, attr.end_byte, "trainable_params")

@@ -1,0 +1,109 @@
+"""Rewrite rules found by the single-calls benchmark (benchmarks/bench_calls.py), each checked by
+converting a torch call with the engine (``--device CPU``, both families) and running torch and the
+emitted MindSpore code in isolated subprocesses (kb.probes.calls: values, shapes and dtypes, so
+int32 indices where torch gives int64 fail). The calls here are not the benchmark's."""
+from __future__ import annotations
+
+import pytest
+
+from kb.analysis import Engine, EngineSettings
+from kb.analysis.convert import convert_source
+from kb.analysis.transforms import Refused, apply_transform
+from kb.probes.calls import Case, convert_cases, execute, snippet
+
+F32 = "float32"
+INTS = {"shape": [3, 4], "dtype": "int64", "range": [0, 2]}
+LABELS = {"shape": [5], "dtype": "int64", "range": [0, 3]}
+
+# (id, torch expression, inputs, is a layer, compare, text the classic rewrite must hold)
+CALLS = [
+    # an explicit None where torch computes the value is the omitted argument (stride=kernel_size)
+    ("maxpool-stride-none", "nn.MaxPool2d(3, None)", {"x": [1, 2, 9, 9]}, True, "values", "stride=3"),
+    ("avgpool1d-stride-none-kw", "nn.AvgPool1d(kernel_size=2, stride=None)", {"x": [2, 3, 9]}, True, "values",
+     "stride=2"),
+    ("f-avgpool2d-stride-none", "F.avg_pool2d(x, 3, None)", {"x": [1, 2, 9, 9]}, False, "values", "stride=3"),
+    # F.avg_pool stride defaults to kernel_size in torch, to 1 in MindSpore
+    ("f-avgpool2d-default-stride", "F.avg_pool2d(x, 3)", {"x": [1, 2, 9, 9]}, False, "values", "stride=3"),
+    ("f-avgpool1d-default-stride", "F.avg_pool1d(x, kernel_size=3)", {"x": [2, 2, 9]}, False, "values",
+     "stride=3"),
+    # int64 indices as torch (the classic ops give int32 on CPU)
+    ("topk-int64", "torch.topk(x, 3, dim=0)", {"x": [5, 4]}, False, "values", "int64"),
+    ("sort-int64", "torch.sort(x, 0, descending=True)", {"x": [5, 4]}, False, "values", "int64"),
+    ("argsort-int64", "torch.argsort(x, dim=0, descending=True)", {"x": [5, 4]}, False, "values", "int64"),
+    ("argmin-int64", "torch.argmin(x, 1, keepdim=True)", {"x": [5, 4]}, False, "values", "int64"),
+    ("count-nonzero-all", "torch.count_nonzero(m)", {"m": INTS}, False, "values", "int64"),
+    ("count-nonzero-dim", "torch.count_nonzero(m, dim=0)", {"m": INTS}, False, "values", "int64"),
+    # torch.max/min without dim is the reduction alone, not a (value, index) pair
+    ("max-no-dim", "torch.max(x)", {"x": [3, 4, 2]}, False, "values", "amax"),
+    ("min-no-dim", "torch.min(x)", {"x": [3, 4, 2]}, False, "values", "amin"),
+    ("min-dim", "torch.min(x, dim=1)", {"x": [3, 4]}, False, "values", None),
+    # torch.full infers the dtype from the fill value
+    ("full-float", "torch.full((3,), 2.5)", {}, False, "values", "dtype="),
+    ("full-int", "torch.full((2, 2), 4)", {}, False, "values", "dtype="),
+    ("full-bool", "torch.full((2,), True)", {}, False, "values", "dtype="),
+    # torch.dot of 1-D tensors (ops.dot refuses 1-D)
+    ("dot-1d", "torch.dot(a, b)", {"a": [5], "b": [5]}, False, "values", "inner"),
+    # keywords of overloads the recorded torch signature lacks
+    ("prod-dim-kw", "torch.prod(x, dim=0, keepdim=True)", {"x": {"shape": [3, 2], "range": [0.5, 1.5]}}, False,
+     "values", None),
+    ("any-dim-kw", "torch.any(b, dim=0)", {"b": {"shape": [3, 4], "dtype": "bool"}}, False, "values", None),
+    ("randn-size-kw", "torch.randn(size=(4, 2))", {}, False, "shape", None),
+    ("broadcast-size-kw", "torch.broadcast_to(x, size=(3, 2, 4))", {"x": [2, 1]}, False, "values", "shape="),
+    # integral scale factors: a float, recomputed output size
+    ("upsample-int-scale", "nn.Upsample(scale_factor=3)", {"x": [1, 2, 2, 3]}, True, "values", None),
+    ("interpolate-bilinear", "F.interpolate(x, scale_factor=2, mode='bilinear', align_corners=False)",
+     {"x": [1, 2, 3, 2]}, False, "values", None),
+    # int64 class labels (classic nn.CrossEntropyLoss wants int32)
+    ("cross-entropy-int64", "nn.CrossEntropyLoss(reduction='sum')", {"x": [5, 4], "t": LABELS}, True, "values",
+     None),
+    ("cross-entropy-ignore", "nn.CrossEntropyLoss(ignore_index=1)", {"x": [5, 4], "t": LABELS}, True, "values",
+     None),
+    # ops.elu takes only alpha=1.0
+    ("elu-alpha", "F.elu(x, alpha=2.0)", {"x": [3, 4]}, False, "values", None),
+]
+
+
+@pytest.fixture(scope="module")
+def executed(real_kb, tmp_path_factory):
+    """Every call converted per family and run next to torch (one batch of subprocesses)."""
+    cases = {}
+    for family in ("classic", "mint"):
+        batch = [Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), layer), inputs=inputs, layer=layer,
+                      compare=compare) for cid, expr, inputs, layer, compare, _ in CALLS]
+        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
+        cases.update({c.id: c for c in batch})
+    execute(list(cases.values()))
+    return cases
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+@pytest.mark.parametrize("cid, expr, inputs, layer, compare, text", CALLS, ids=[c[0] for c in CALLS])
+def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, layer, compare, text):
+    case = executed[f"{family}/{cid}"]
+    assert case.automatic, f"{expr} left for a human: {case.why_left()}"
+    assert case.result == "pass", f"{expr} -> {case.converted!r}: {case.result}: {case.detail}"
+    if text and family == "classic":
+        assert text in case.converted
+
+
+@pytest.fixture(scope="module")
+def classic(real_kb):
+    return Engine(real_kb, EngineSettings(device="CPU"))
+
+
+def test_several_axes_layernorm_is_left_with_the_reason(classic):
+    out = convert_source(classic, "import torch.nn as nn\nn1 = nn.LayerNorm([4, 5])\nn2 = nn.LayerNorm(5)\n").text
+    assert "nn.LayerNorm([4, 5])  # msmap: normalized_shape has several axes" in out
+    assert "n2 = ms.nn.LayerNorm((5,), epsilon=1e-05)" in out  # one axis: begin axes stay -1 (the default)
+
+
+def test_explicit_none_kept_where_mindspore_also_defaults_to_none(classic):
+    out = convert_source(classic, "import torch\ny = torch.topk(x, 2, dim=None)\n")
+    assert "topk_int64(x, 2, dim=None)" in out.text  # ops.topk's dim=None is the last axis, as torch's
+
+
+def test_refuse_in_a_transform_blocks_a_literal_and_substitutes_an_expression():
+    transform = "v if v > 0 else refuse('needs a positive value')"
+    assert apply_transform(transform, "3") == "3"
+    with pytest.raises(Refused, match="needs a positive value"):
+        apply_transform(transform, "-1")
