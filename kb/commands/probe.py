@@ -39,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "plus the KB example, next to torch (kb.probes.rewrites; many minutes); with --record "
                              "writes DATA/probes/rewrites-mindspore-<version>-cpu.jsonl; --only is a substring of "
                              "the torch name")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="with --rewrites: execute every call again instead of reusing results stored for "
+                             "the same emitted code and library versions (in msmap's cache folder)")
     parser.add_argument("--check", action="store_true",
                         help="with --timing: compare with the recorded timings; exit 1 when a ratio to torch "
                              "moved by more than the recorded spread or a result changed")
@@ -122,6 +125,7 @@ def run_rewrites(args: argparse.Namespace, data: Path) -> int:
     from kb.check.run import installed_version
     from kb.commands._common import print_json
     from kb.probes import defs, rewrites
+    from kb.probes.resultcache import default_folder
 
     version = installed_version("mindspore")
     if version is None or installed_version("torch") is None:
@@ -129,7 +133,8 @@ def run_rewrites(args: argparse.Namespace, data: Path) -> int:
         return 2
     started = time.perf_counter()
     rows = rewrites.run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2),
-                                       tick=lambda text: sys.stderr.write(f"msmap probe --rewrites: {text}\n"))
+                                       tick=lambda text: sys.stderr.write(f"msmap probe --rewrites: {text}\n"),
+                                       cache=None if args.no_cache else default_folder())
     if args.record:
         path = defs.record(rows, rewrites.results_path(data / "probes", version), replace_all=not args.only,
                            fields=rewrites.RECORD_FIELDS)
@@ -137,6 +142,7 @@ def run_rewrites(args: argparse.Namespace, data: Path) -> int:
     if args.json:
         print_json({"seconds": round(time.perf_counter() - started, 1), "results": rows})
         return 0
+    print(f"{len(rows)} targets in {time.perf_counter() - started:.0f} s")
     for fam in ("classic", "mint"):
         counts = Counter(r["result"] for r in rows if r["family"] == fam)
         print(f"{fam}: {sum(counts.values())} auto targets: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))

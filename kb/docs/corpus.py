@@ -9,7 +9,8 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from kb.docs import links, words
-from kb.query import KB, in_range
+from kb.query import KB
+from kb.versions import in_range
 from kb.views import param_differs
 
 # `result` values written by `msmap check` (kb/check) and `msmap probe` (kb/probes).  Anything

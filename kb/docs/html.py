@@ -23,7 +23,7 @@ def _plain(md: str) -> str:
 
 def _target(rec: dict[str, Any], family: str, latest: Any) -> Any:
     parts = tables.target_parts(rec, family, latest)
-    return None if parts is None else [", ".join(parts[0]), parts[1]]
+    return None if parts is None else [", ".join(parts[0]), parts[1], tables.proof_status(rec, family, latest)]
 
 
 def row(rec: dict[str, Any], corpus: Corpus) -> dict[str, Any]:

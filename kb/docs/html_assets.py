@@ -89,6 +89,7 @@ JS = r"""
     if (!cell) return;
     td.appendChild(cell[0] ? dotted(cell[0]) : el('span', 'muted', 'no equivalent'));
     if (cell[1]) td.appendChild(el('span', 'old', cell[1]));
+    if (cell[2]) td.appendChild(el('span', 'old', cell[2]));
   }
   function row(r) {
     var tr = el('tr'), td = el('td');

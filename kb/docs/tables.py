@@ -22,13 +22,27 @@ def target_parts(rec: dict[str, Any], family: str, latest: Optional[str]) -> Opt
     return apis, links.versions(rng) if len(shown) == 1 and links.bounded(rng) else ""
 
 
+def proof_status(rec: dict[str, Any], family: str, latest: Optional[str]) -> str:
+    """Whether msmap rewrites this family's current target automatically, and whether an executed
+    rewrite probe (``msmap probe --rewrites``) proves it: 'auto, proven' / 'auto, not proven' /
+    'rewrite probe failed'; '' for a manual conversion."""
+    shown = [t for t in cp.current(rec, family, latest) if t.get("api")]
+    results = {(t.get("proof") or {}).get("result") for t in shown}
+    if any(t.get("auto") for t in shown):
+        auto = [t for t in shown if t.get("auto")]
+        proven = all((t.get("proof") or {}).get("result") == "proven" for t in auto)
+        return "auto, proven" if proven else "auto, not proven"
+    return "rewrite probe failed" if "failed" in results else ""
+
+
 def target_cell(rec: dict[str, Any], family: str, latest: Optional[str]) -> str:
     parts = target_parts(rec, family, latest)
     if parts is None:
         return ""
     apis, qualifier = parts
     text = ", ".join(links.code(a) for a in apis) if apis else "no equivalent"
-    return f"{text} ({qualifier})" if qualifier else text
+    extra = ", ".join(p for p in (qualifier, proof_status(rec, family, latest)) if p)
+    return f"{text} ({extra})" if extra else text
 
 
 def relations(rec: dict[str, Any], latest: Optional[str]) -> list[tuple[str, str]]:
@@ -97,7 +111,10 @@ def render_namespace(ns: str, records: list[dict[str, Any]], corpus: Corpus) -> 
         f"[Searchable table]({links.rel(page, links.HTML)})", "",
         f"{words.plural(len(records), 'torch API')}: {counts['mapped']} mapped, {counts['partial']} partial, "
         f"{counts['none']} without equivalent. Targets shown are those for {ver}; "
-        "names link to a detail page where there is more to say.", "",
+        "names link to a detail page where there is more to say. \"auto, proven\": msmap rewrites the call "
+        "automatically and the code it emits ran next to torch and matched (`msmap probe --rewrites`); "
+        "\"auto, not proven\": rewritten automatically without such a probe yet; \"rewrite probe failed\": "
+        "the emitted code gave other results, so the call is left for a human.", "",
         "| torch API | classic MindSpore | mint | relation | key notes |",
         "|---|---|---|---|---|",
     ]

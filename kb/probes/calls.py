@@ -14,10 +14,12 @@ Shared by ``benchmarks/bench_calls.py`` (hand-written calls) and ``kb.probes.rew
 """
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import random
 import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +28,16 @@ STYLES = ("positional", "keyword", "shuffled", "defaults")
 IMPORTS = (("torch.", "import torch"), ("nn.", "import torch.nn as nn"), ("F.", "import torch.nn.functional as F"))
 MARKER = "# msmap:"
 TORCH_LEFT = re.compile(r"^\s*(?:import torch|from torch)|\btorch\.", re.M)
+
+
+def torch_left(code: str) -> bool:
+    """Whether converted code still imports or names torch outside its strings (a helper's docstring
+    saying which torch API it stands for is not a reference)."""
+    try:
+        return any(t.type == tokenize.NAME and t.string == "torch"
+                   for t in tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return bool(TORCH_LEFT.search(code))
 
 
 @dataclass(frozen=True)
@@ -79,17 +91,20 @@ def render_call(func: str, args: list[Arg], style: str, seed: int = 0) -> str:
     return f"{func}({', '.join(parts)})"
 
 
-def snippet(expression: str, inputs: list[str], layer: bool, setup: str = "") -> str:
+def snippet(expression: str, inputs: list[str], layer: bool, setup: str = "", typed: bool = False) -> str:
     """A torch file: ``make()`` returns the layer, or ``run(*inputs)`` returns the call's value.
 
-    It imports only what the code uses (``torch``, ``nn``, ``F``), as a tidy file would."""
-    code = expression + "\n" + setup
+    It imports only what the code uses (``torch``, ``nn``, ``F``), as a tidy file would.
+    ``typed``: the inputs are annotated ``torch.Tensor`` (``run(x: torch.Tensor)``), as typed
+    code says, so the engine knows a method's receiver is a tensor."""
+    params = ", ".join(f"{n}: torch.Tensor" if typed else n for n in inputs)
+    code = expression + "\n" + setup + "\n" + params
     header = "".join(line + "\n" for prefix, line in IMPORTS if re.search(r"(?<![\w.])" + re.escape(prefix), code))
     header += "\n\n"
     body = "".join(f"    {line}\n" for line in setup.splitlines() if line.strip())
     if layer:
         return f"{header}def make():\n{body}    return {expression}\n"
-    return f"{header}def run({', '.join(inputs)}):\n{body}    return {expression}\n"
+    return f"{header}def run({params}):\n{body}    return {expression}\n"
 
 
 @dataclass
@@ -115,7 +130,7 @@ class Case:
     def automatic(self) -> bool:
         """Converted with no marker and no torch reference left."""
         return bool(self.converted) and not self.left and MARKER not in self.converted and \
-            not TORCH_LEFT.search(self.converted)
+            not torch_left(self.converted)
 
     def why_left(self) -> str:
         if self.left:
@@ -186,36 +201,52 @@ def _kind_of(detail: str) -> str:
 
 
 def execute(cases: list[Case], jobs: int = 2, only_automatic: bool = True,
-            tick: Callable[[dict], None] = lambda r: None) -> None:
+            tick: Callable[[dict], None] = lambda r: None, cache: Any = None) -> None:
     """Run torch and the converted code of each case; set ``result``/``detail``.
 
     Results: pass; wrong (detail names values/shape/dtype); crash (MindSpore raised);
     no_cpu_kernel; timeout; weights (the torch state could not be copied, so nothing was
     compared); torch_error (the snippet itself is broken); left (not converted, not run).
+    ``cache`` (a ``kb.probes.resultcache.ResultCache``): cases whose result is stored for the
+    same snippet, emitted code and environment are not run again; new settled results are stored.
     """
-    from kb.probes.outputs import compare
-    from kb.probes.runner import run_probes
-
     run = [c for c in cases if c.automatic or not only_automatic]
     for c in cases:
         if c not in run:
             c.result, c.detail = "left", c.why_left()
+    if cache is not None:
+        stored = {id(c): cache.get(c) for c in run}
+        for c in run:
+            if stored[id(c)] is not None:
+                c.result, c.detail = stored[id(c)]
+        run = [c for c in run if stored[id(c)] is None]
+    if run:
+        _run_sides(run, jobs, tick)
+    if cache is not None:
+        cache.put(run)
+
+
+def _run_sides(run: list[Case], jobs: int, tick: Callable[[dict], None]) -> None:
+    from kb.probes.outputs import compare
+    from kb.probes.runner import run_probes
+
     torch_jobs, stems = _torch_jobs(run)
     got = {j["key"]: r for r in run_probes(torch_jobs, jobs=jobs, batch_size=60, on_result=tick,
                                            worker="kb.probes.sides")
            for j in [torch_jobs[int(r["probe"])]]}
     ms_cases, ms_jobs = [], []
     for case in run:
-        r = got.get(_torch_key(case)) or {"result": "error", "detail": "no result"}
+        r = got.get(_torch_key(case)) or {"result": "timeout", "detail": "no result"}
         if r["result"] != "ok":
-            case.result, case.detail = "torch_error", r.get("detail", "")
+            case.result = "torch_error" if r["result"] == "error" else r["result"]
+            case.detail = r.get("detail", "")
             continue
         ms_jobs.append(_ms_job(len(ms_jobs), case, stems[_torch_key(case)]))
         ms_cases.append(case)
     ms_got = {r["probe"]: r for r in run_probes(ms_jobs, jobs=jobs, batch_size=30, on_result=tick,
                                                 worker="kb.probes.sides")}
     for job, case in zip(ms_jobs, ms_cases):
-        r = ms_got.get(job["id"]) or {"result": "error", "detail": "no result"}
+        r = ms_got.get(job["id"]) or {"result": "timeout", "detail": "no result"}
         if r["result"] != "ok":
             case.result = "crash" if r["result"] == "error" else r["result"]
             case.detail = r.get("detail", "")

@@ -3,10 +3,25 @@ executed next to torch.
 
 For every KB target that the engine would rewrite automatically by its relation and parameter
 map (the KB built without recorded probe verdicts), a call is generated from the torch
-signature (recipes of ``kb.probes.generate`` for required arguments, literal defaults for
-the others) in four styles (``kb.probes.calls.STYLES``) plus the target's KB example. The
+signature in four styles (``kb.probes.calls.STYLES``) plus the target's KB example. The
 engine converts each snippet (``convert_cases``), and torch and the emitted code run in
-isolated CPU subprocesses (``execute``). Per target:
+isolated CPU subprocesses (``execute``). Every generated call is one a user could write:
+
+- required arguments come from recipes keyed by parameter name (``kb.probes.generate``:
+  ``dim=1``, ``kernel_size=3``; index tensors are int64, masks bool);
+- a parameter whose default is ``None`` is left out (a user does not write ``dim=None``),
+  unless torch refuses or warns without it (``F.softmax(x)``: implicit dim is deprecated;
+  ``torch.clamp(x)``: min or max needed): then its recipe is passed (``dim=1``);
+- torch-only parameters (``out``, ``device`` ...) are never passed, even where a recorded
+  overload lists them as required;
+- inputs fit the call: tensor parameters are annotated ``torch.Tensor`` (so the engine knows
+  a method's receiver is a tensor), ``*1d/2d/3d`` functions get batched inputs of that rank,
+  and an input whose torch output holds NaN (outside the function's domain) is replaced by
+  the next input variant.
+
+Executed results are cached per call (``kb.probes.calls.execute``'s cache, keyed by the
+torch snippet, the emitted code, the inputs and the library versions): a re-run only
+executes what the engine now emits differently. Per target:
 
 - ``proven``   — at least one emitted rewrite ran and matched torch, and none differed;
 - ``failed``   — an emitted rewrite differed (values, shape, dtype) or crashed in MindSpore;
@@ -50,6 +65,17 @@ KINDS = ("function", "class", "method")
 TORCH_ONLY = {"out", "device", "layout", "pin_memory", "requires_grad", "memory_format", "generator", "_stacklevel",
               "size_average", "reduce", "_random_samples", "dtype"}
 NAMES = ("x", "y", "z", "u", "v", "w")
+# Tensor parameters that are not the input's dtype: index tensors (valid for any dim of size >= 2) and masks.
+TYPED_TENSORS = {"index": ("int64", [0, 1]), "indices": ("int64", [0, 1]), "mask": ("bool", [0, 1])}
+TENSORS = TENSOR_PARAMS | set(TYPED_TENSORS) | {"tensor1", "tensor2", "anchor", "positive", "negative", "dividend",
+                                                "abs", "angle"}
+# Values passed for a parameter whose default is None when torch needs it (see _fills).
+NONE_RECIPES = {"dim": 1, "min": -0.5, "max": 0.5, "scale_factor": 2.0, "k": 2, "size": [4], "num_classes": 3}
+# Functions whose input must have a batch and this many spatial dimensions (their names do not say).
+SPATIAL = {"unfold": "2d", "fold": "2d", "pixel_shuffle": "2d", "pixel_unshuffle": "2d", "PixelShuffle": "2d",
+           "PixelUnshuffle": "2d", "Unfold": "2d", "channel_shuffle": "2d", "ChannelShuffle": "2d"}
+# Not computations on tensor values (an address, a random in-place fill).
+NOT_VALUES = ("data_ptr", "exponential_", "geometric_", "cauchy_", "log_normal_")
 RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
                  "detail", "passed", "failed", "styles")
 
@@ -78,7 +104,7 @@ def _literal(text: Optional[str]) -> bool:
 
 
 def _skip_word(leaf: str) -> Optional[str]:
-    found = next((w for w in SKIP_WORDS if w in leaf), None)
+    found = next((w for w in SKIP_WORDS + NOT_VALUES if w in leaf), None)
     if leaf.startswith("_"):
         return "private name"
     if found:
@@ -88,17 +114,30 @@ def _skip_word(leaf: str) -> Optional[str]:
 
 def _tensor_spec(name: str, variant: list) -> dict:
     shape, dtype, rng = variant
+    dtype, rng = TYPED_TENSORS.get(name, (dtype, rng))
     return {"shape": SHAPES.get(name, shape), "dtype": dtype, "range": rng}
 
 
-def build_args(params: list, variant: list, receiver: bool = False) -> tuple[list[Arg], dict[str, Any]]:
+def build_args(params: list, variant: list, receiver: bool = False,
+               fill: tuple[str, ...] = ()) -> tuple[list[Arg], dict[str, Any]]:
     """Arguments (and the tensor inputs they name) for a torch signature's parameter list;
-    ``receiver``: a method's tensor ``x`` comes first."""
+    ``receiver``: a method's tensor ``x`` comes first; ``fill``: parameters defaulting to None
+    that get their recipe (``NONE_RECIPES``) instead of being left out."""
     args: list[Arg] = []
     inputs: dict[str, Any] = {"x": _tensor_spec("input", variant)} if receiver else {}
     gap = False  # a parameter was left out: later ones must be passed by keyword
     for name, kind, default in params:
         if kind == "VAR_KEYWORD":
+            continue
+        if name in TORCH_ONLY or name.startswith("_"):  # never passed, even where an overload requires it
+            gap = True
+            continue
+        if default == "None":
+            if name not in fill:  # a user leaves it out rather than write name=None
+                gap = True
+                continue
+            args.append(Arg(name, repr(NONE_RECIPES[name]), kw_only=kind == "KEYWORD_ONLY" or gap,
+                            pos_only=kind == "POSITIONAL_ONLY"))
             continue
         if kind == "VAR_POSITIONAL":
             if name not in LITERALS:
@@ -108,7 +147,7 @@ def build_args(params: list, variant: list, receiver: bool = False) -> tuple[lis
             gap = True
             continue
         if default is None:  # required
-            if name in TENSOR_PARAMS:
+            if name in TENSORS:
                 var = NAMES[len(inputs)] if len(inputs) < len(NAMES) else f"t{len(inputs)}"
                 inputs[var] = _tensor_spec(name, variant)
                 value = var
@@ -122,7 +161,7 @@ def build_args(params: list, variant: list, receiver: bool = False) -> tuple[lis
                 raise Unprobed(f"no recipe for the required parameter {name!r}")
             args.append(Arg(name, value, kw_only=kind == "KEYWORD_ONLY" or gap, pos_only=kind == "POSITIONAL_ONLY"))
             continue
-        if name in TORCH_ONLY or name.startswith("_") or not _literal(default):
+        if not _literal(default):
             gap = True
             continue
         args.append(Arg(name, default, kw_only=kind == "KEYWORD_ONLY" or gap, pos_only=kind == "POSITIONAL_ONLY",
@@ -130,29 +169,69 @@ def build_args(params: list, variant: list, receiver: bool = False) -> tuple[lis
     return args, inputs
 
 
+def _suffix(leaf: str) -> Optional[str]:
+    """'1d'/'2d'/'3d' for APIs whose input needs a batch and that many spatial dimensions."""
+    return SPATIAL.get(leaf) or next((s for s in ("1d", "2d", "3d") if leaf.endswith(s)), None)
+
+
 def _class_inputs(leaf: str) -> list[dict[str, Any]]:
     if leaf.endswith("Loss"):
         return [{"x": {"shape": [3, 4], "range": [0.05, 0.95]}, "y": {"shape": [3, 4], "range": [0.0, 1.0]}}]
-    suffix = next((s for s in ("1d", "2d", "3d") if leaf.endswith(s)), "")
-    shapes = [CLASS_INPUT[suffix], [2, 3], [2, 3, 4], [2, 3, 6, 6]]
+    shapes = [CLASS_INPUT[_suffix(leaf) or ""], [2, 3], [2, 3, 4], [2, 3, 6, 6]]
     return [{"x": {"shape": s}} for s in shapes]
 
 
-def _torch_runs(source: str, inputs: dict[str, Any], layer: bool) -> Optional[str]:
-    """None when the torch snippet runs and gives the same output twice; else why not."""
+def _variants(torch_name: str) -> list[list]:
+    """Input variants for a function, the likeliest first."""
+    leaf = torch_name.rsplit(".", 1)[-1]
+    variants = list(INPUT_VARIANTS)
+    if torch_name.startswith("torch.linalg."):  # matrix functions: square matrices
+        variants.insert(0, [[2, 3, 3], "float32", [-2.0, 2.0]])
+    suffix = _suffix(leaf)
+    if suffix:
+        variants.insert(0, [CLASS_INPUT[suffix], "float32", [-2.0, 2.0]])
+    return variants
+
+
+def _torch_runs(source: str, inputs: dict[str, Any], layer: bool) -> tuple[Optional[str], str]:
+    """(why the torch snippet is no probe, or None; a soft objection or '').
+
+    Hard: it raises or gives different outputs twice. Soft (a better call may exist): torch
+    warns that the call is deprecated or relies on an implicit choice, or its output holds NaN
+    (inputs outside the function's domain)."""
     from kb.probes.outputs import compare, to_plain
     from kb.probes.sides import load_source, make_inputs, torch_output
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             first = to_plain(torch_output(load_source(source), layer, make_inputs(inputs, 0), 0)[0])
             second = to_plain(torch_output(load_source(source), layer, make_inputs(inputs, 0), 0)[0])
     except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
-    if not compare(first, second, 0, 0)[0]:
-        return "not deterministic"
-    return None
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}", ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NaN and complex outputs make numpy talk while comparing
+        same = compare(first, second, 0, 0)[0]
+    if not same:
+        return "not deterministic", ""
+    warned = next((str(w.message).splitlines()[0][:160] for w in caught
+                   if re.search(r"deprecat|implicit", str(w.message), re.I)), "")
+    if warned:
+        return None, f"torch warns: {warned}"
+    if _has_nan(first):
+        return None, "torch's output holds NaN (inputs outside the function's domain)"
+    return None, ""
+
+
+def _has_nan(x: Any) -> bool:
+    import numpy as np
+
+    if isinstance(x, list):
+        return any(_has_nan(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_nan(v) for v in x.values())
+    a = np.asarray(x)
+    return a.dtype.kind in "fc" and bool(np.isnan(a).any())
 
 
 def _spelling(torch_name: str) -> str:
@@ -162,38 +241,54 @@ def _spelling(torch_name: str) -> str:
     return torch_name
 
 
+def _fills(params: list) -> list[tuple[str, ...]]:
+    """Which None-defaulted parameters to pass: none first, then each one with a recipe alone."""
+    return [()] + [(p[0],) for p in params if p[2] == "None" and p[0] in NONE_RECIPES and p[0] not in TORCH_ONLY]
+
+
 def plan_calls(torch_name: str, kind: str, params: list, example: Optional[dict]) -> tuple[list[Case], str]:
-    """(cases, why nothing could be generated) for one torch API."""
+    """(cases, why nothing could be generated) for one torch API: the first input variant and
+    choice of None-defaulted arguments that torch runs without objection (else with a soft one)."""
     leaf = torch_name.rsplit(".", 1)[-1]
     skip = _skip_word(leaf)
     layer = kind == "class"
     if skip and not (layer and "dropout" in leaf.lower()):
         return [], skip
-    cases: list[Case] = []
     why = ""
-    variants = [[None, None, None]] if layer else list(INPUT_VARIANTS)
+    fallback: list[Case] = []
+    cases: list[Case] = []
+    variants = [INPUT_VARIANTS[0]] if layer else _variants(torch_name)
+    func = "x." + leaf if kind == "method" else _spelling(torch_name)
     for variant in variants:
-        try:
-            args, inputs = build_args(params, variant if not layer else INPUT_VARIANTS[0], kind == "method")
-        except Unprobed as exc:
-            why = str(exc)
-            break
-        input_sets = _class_inputs(leaf) if layer else [inputs]
-        for ins in input_sets:
-            calls = {}
-            for style in STYLES:
-                call = render_call("x." + leaf if kind == "method" else _spelling(torch_name), args, style, seed=3)
-                calls.setdefault(call, style)
-            sources = {style: snippet(call, list(ins), layer) for call, style in calls.items()}
-            first = next(iter(sources.values()))
-            problem = _torch_runs(first, ins, layer)
-            if problem is None:
-                cases = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer)
-                         for style, src in sources.items()]
+        for fill in _fills(params):
+            try:
+                args, inputs = build_args(params, variant, kind == "method", fill)
+            except Unprobed as exc:
+                why = str(exc)
+                return _with_example([], torch_name, example, why)
+            for ins in _class_inputs(leaf) if layer else [inputs]:
+                calls: dict[str, str] = {}
+                for style in STYLES:
+                    calls.setdefault(render_call(func, args, style, seed=3), style)
+                sources = {style: snippet(call, list(ins), layer, typed=True) for call, style in calls.items()}
+                problem, soft = _torch_runs(next(iter(sources.values())), ins, layer)
+                if problem is not None:
+                    why = f"torch fails on the generated call: {problem}"
+                    continue
+                made = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer)
+                        for style, src in sources.items()]
+                if not soft:
+                    cases = made
+                    break
+                fallback = fallback or made
+            if cases:
                 break
-            why = f"torch fails on the generated call: {problem}"
         if cases:
             break
+    return _with_example(cases or fallback, torch_name, example, why)
+
+
+def _with_example(cases: list[Case], torch_name: str, example: Optional[dict], why: str) -> tuple[list[Case], str]:
     ex = _example_case(torch_name, example)
     if ex is not None:
         cases.append(ex)
@@ -218,15 +313,15 @@ def _example_case(torch_name: str, example: Optional[dict]) -> Optional[Case]:
             return None
         for ins in _class_inputs(leaf):
             source = snippet(text, [], True)
-            if _torch_runs(source, ins, True) is None:
+            if _torch_runs(source, ins, True)[0] is None:
                 return Case(id=f"{torch_name}/example", source=source, inputs=ins, layer=True)
         return None
     inputs: dict[str, Any] = {}
     for n in names:
         integer = re.search(r"idx|index|indices|label|target", n)
         inputs[n] = {"shape": [2, 3, 4], "dtype": "int64", "range": [0, 1]} if integer else {"shape": [2, 3, 4]}
-    source = snippet(text, names, False)
-    if _torch_runs(source, inputs, False) is not None:
+    source = snippet(text, names, False, typed=True)
+    if _torch_runs(source, inputs, False)[0] is not None:
         return None
     return Case(id=f"{torch_name}/example", source=source, inputs=inputs)
 
@@ -275,11 +370,15 @@ def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
 
 
 def run_rewrite_probes(data: Path, only: Optional[str] = None, jobs: int = 2,
-                       tick: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
-    """Probe every auto target (or those whose torch name contains ``only``); one row per target."""
+                       tick: Callable[[str], None] = lambda s: None,
+                       cache: Optional[Path] = None) -> list[dict[str, Any]]:
+    """Probe every auto target (or those whose torch name contains ``only``); one row per target.
+    ``cache``: a folder of stored results (``kb.probes.resultcache``); calls whose emitted code
+    is unchanged since they were executed are not run again."""
     from kb.analysis.settings import EngineSettings
     from kb.build import build
     from kb.check.run import installed_version
+    from kb.probes.resultcache import ResultCache
 
     versions = {"mindspore": installed_version("mindspore"), "torch": installed_version("torch")}
     with tempfile.TemporaryDirectory(prefix="msmap-rewrites-") as tmp:
@@ -288,14 +387,14 @@ def run_rewrite_probes(data: Path, only: Optional[str] = None, jobs: int = 2,
         cands = [c for c in candidates(db) if not only or only in c["torch"]]
         tick(f"{len(cands)} auto targets")
         plans: list[Plan] = []
-        cache: dict[str, tuple[list[Case], str]] = {}
+        planned: dict[str, tuple[list[Case], str]] = {}
         for c in cands:
             plan = Plan(c["torch"], c["family"], c["api"])
             plan.why = _unprobed_reason(c) or ""
             if not plan.why:
-                if c["torch"] not in cache:
-                    cache[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
-                made, plan.why = cache[c["torch"]]
+                if c["torch"] not in planned:
+                    planned[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
+                made, plan.why = planned[c["torch"]]
                 plan.cases = [Case(id=k.id, source=k.source, inputs=k.inputs, layer=k.layer) for k in made]
             plans.append(plan)
         tick(f"{sum(bool(p.cases) for p in plans)} targets with generated calls")
@@ -306,8 +405,13 @@ def run_rewrite_probes(data: Path, only: Optional[str] = None, jobs: int = 2,
             # without a CPU kernel is replaced by another API, which would prove something else)
             convert_cases(cases, Path(tmp) / family, family, db, device=EngineSettings().device)
             everything += cases
-        execute(everything, jobs=jobs)
-        tick(f"{len(everything)} calls executed")
+        store = ResultCache(cache) if cache is not None else None
+        execute(everything, jobs=jobs, cache=store)
+        if store is not None:
+            tick(f"{len(everything)} calls: {store.misses} executed, {store.hits} unchanged since a stored run")
+            store.close()
+        else:
+            tick(f"{len(everything)} calls executed")
     return [_row(p, versions) for p in plans]
 
 

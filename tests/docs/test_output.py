@@ -14,13 +14,17 @@ NN_TABLE = """\
 [Index](../index.md) · [Caveats](../caveats.md) · [Searchable table](../mapping.html)
 
 3 torch APIs: 2 mapped, 0 partial, 1 without equivalent. Targets shown are those for MindSpore 2.10.0; \
-names link to a detail page where there is more to say.
+names link to a detail page where there is more to say. "auto, proven": msmap rewrites the call automatically \
+and the code it emits ran next to torch and matched (`msmap probe --rewrites`); "auto, not proven": rewritten \
+automatically without such a probe yet; "rewrite probe failed": the emitted code gave other results, so the call \
+is left for a human.
 
 | torch API | classic MindSpore | mint | relation | key notes |
 |---|---|---|---|---|
 | [`torch.nn.Dropout`](../api/torch.nn.Dropout.md) | `mindspore.nn.Dropout` (MindSpore ≥2.0) \
-| `mindspore.mint.nn.Dropout` | consistent | `p` unsupported; `inplace` unsupported — 1 caveat (error) |
-| [`torch.nn.Linear`](../api/torch.nn.Linear.md) | `mindspore.nn.Dense` | `mindspore.mint.nn.Linear` \
+| `mindspore.mint.nn.Dropout` (auto, not proven) | consistent | `p` unsupported; `inplace` unsupported — 1 caveat (error) |
+| [`torch.nn.Linear`](../api/torch.nn.Linear.md) | `mindspore.nn.Dense` (auto, not proven) \
+| `mindspore.mint.nn.Linear` (auto, not proven) \
 | classic: param_names_differ · mint: consistent \
 | `in_features` → `in_channels`; `out_features` → `out_channels`; `bias` → `has_bias` |
 | [`torch.nn.Unfoldable`](../api/torch.nn.Unfoldable.md) | no equivalent |  | no_equivalent | Compose it from ops. |
@@ -198,10 +202,33 @@ def test_html_is_self_contained_and_carries_every_row(docs):
     assert [r["t"] for r in data["rows"]] == ["torch.nn.Dropout", "torch.nn.functional.relu", "torch.nn.Linear",
                                               "torch.nn.Unfoldable", "torch.Tensor.view"]  # case-insensitive
     linear = data["rows"][2]
-    assert linear["c"] == ["mindspore.nn.Dense", ""] and linear["p"] == "api/torch.nn.Linear.md"
+    assert linear["c"] == ["mindspore.nn.Dense", "", "auto, not proven"] and linear["p"] == "api/torch.nn.Linear.md"
     assert linear["r"] == [["classic", "param_names_differ", "mapped"], ["mint", "consistent", "mapped"]]
     assert data["rows"][4]["p"] == ""
     assert data["relations"] == ["consistent", "param_names_differ", "torch_more_params", "no_equivalent"]
+
+
+def test_tables_say_whether_an_executed_probe_proves_the_rewrite(small_data, tmp_path):
+    from kb.query import KB
+
+    rows = [{"probe": f"rewrite/{fam}/torch.nn.Linear", "kind": "rewrite", "torch": "torch.nn.Linear",
+             "family": fam, "ms_api": api, "ms_version": "2.10.0", "torch_version": "2.13.0", "device": "cpu",
+             "result": result, "detail": "positional call: wrong: values" if result == "failed" else "",
+             "passed": ["keyword"], "failed": ["positional"] if result == "failed" else [], "styles": {}}
+            for fam, api, result in (("classic", "mindspore.nn.Dense", "proven"),
+                                     ("mint", "mindspore.mint.nn.Linear", "failed"))]
+    (small_data / "probes").mkdir()
+    (small_data / "probes" / "rewrites-mindspore-2.10.0-cpu.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows))
+    docs = generate(KB.open(db=tmp_path / "p.sqlite", data=small_data))
+    assert ("| `mindspore.nn.Dense` (auto, proven) | `mindspore.mint.nn.Linear` (rewrite probe failed) |"
+            in docs["tables/torch.nn.md"])
+    raw = re.search(r'<script id="msmap-data" type="application/json">(.*?)</script>', docs["mapping.html"], re.S)
+    linear = next(r for r in json.loads(raw.group(1))["rows"] if r["t"] == "torch.nn.Linear")
+    assert (linear["c"][2], linear["m"][2]) == ("auto, proven", "rewrite probe failed")
+    page = docs["api/torch.nn.Linear.md"]
+    assert "Rewrite proven by an executed probe (mindspore 2.10.0, cpu)" in page
+    assert "Rewrite probe failed (mindspore 2.10.0, cpu): positional call: wrong: values" in page
 
 
 def test_text_from_the_data_cannot_break_out_of_the_page(small_data, tmp_path):

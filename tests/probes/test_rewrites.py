@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,68 @@ def test_build_args_from_a_torch_signature():
     assert inputs == {"x": {"shape": [2, 3], "dtype": "float32", "range": [-1.0, 1.0]}}
     with pytest.raises(rewrites.Unprobed, match="no recipe for the required parameter 'weird'"):
         rewrites.build_args([["weird", "POSITIONAL_OR_KEYWORD", None]], [[2], "float32", [0, 1]])
+
+
+SOFTMAX = [["input", "POSITIONAL_OR_KEYWORD", None], ["dim", "POSITIONAL_OR_KEYWORD", "None"],
+           ["_stacklevel", "POSITIONAL_OR_KEYWORD", "3"], ["dtype", "POSITIONAL_OR_KEYWORD", "None"]]
+AVG_POOL2D = [["input", "POSITIONAL_OR_KEYWORD", None], ["kernel_size", "POSITIONAL_OR_KEYWORD", None],
+              ["stride", "POSITIONAL_OR_KEYWORD", "None"], ["padding", "POSITIONAL_OR_KEYWORD", "0"],
+              ["ceil_mode", "POSITIONAL_OR_KEYWORD", "False"], ["count_include_pad", "POSITIONAL_OR_KEYWORD", "True"],
+              ["divisor_override", "POSITIONAL_OR_KEYWORD", "None"]]
+
+
+def _calls(cases) -> list[str]:
+    return [line.strip()[len("return "):] for c in cases for line in c.source.splitlines()
+            if line.strip().startswith("return ")]
+
+
+def test_none_defaults_are_left_out_and_later_arguments_go_by_keyword():
+    args, _ = rewrites.build_args(AVG_POOL2D, [[2, 3, 6, 6], "float32", [-1.0, 1.0]])
+    assert [a.name for a in args] == ["input", "kernel_size", "padding", "ceil_mode", "count_include_pad"]
+    assert all(a.value != "None" for a in args)
+    assert render_call("F.avg_pool2d", args, "positional") == \
+        "F.avg_pool2d(x, 3, padding=0, ceil_mode=False, count_include_pad=True)"
+    filled, _ = rewrites.build_args(SOFTMAX, [[2, 3], "float32", [-1.0, 1.0]], fill=("dim",))
+    assert [(a.name, a.value, a.default) for a in filled] == [("input", "x", False), ("dim", "1", False)]
+
+
+def test_torch_only_parameters_are_never_passed_even_when_an_overload_requires_them():
+    params = [["input", "POSITIONAL_OR_KEYWORD", None], ["out", "KEYWORD_ONLY", None]]
+    args, inputs = rewrites.build_args(params, [[2, 3], "float32", [-1.0, 1.0]])
+    assert [a.name for a in args] == ["input"] and list(inputs) == ["x"]
+
+
+def test_index_and_mask_tensors_have_their_dtype():
+    params = [["dim", "POSITIONAL_OR_KEYWORD", None], ["index", "POSITIONAL_OR_KEYWORD", None],
+              ["mask", "POSITIONAL_OR_KEYWORD", None]]
+    _, inputs = rewrites.build_args(params, [[2, 3, 4], "float32", [-2.0, 2.0]], receiver=True)
+    assert [spec["dtype"] for spec in inputs.values()] == ["float32", "int64", "bool"]
+
+
+def test_generated_calls_are_calls_a_user_writes():
+    """torch's own answers decide: F.softmax without dim warns (implicit choice), so dim is
+    passed; avg_pool2d gets a batched 2-D input and no stride=None; no call passes None."""
+    pytest.importorskip("torch")
+    softmax, why = rewrites.plan_calls("torch.nn.functional.softmax", "function", SOFTMAX, None)
+    assert softmax, why
+    assert _calls(softmax) == ["F.softmax(x, 1)", "F.softmax(input=x, dim=1)", "F.softmax(dim=1, input=x)"]
+    pool, why = rewrites.plan_calls("torch.nn.functional.avg_pool2d", "function", AVG_POOL2D, None)
+    assert pool and all(c.inputs["x"]["shape"] == [2, 3, 6, 6] for c in pool), why
+    assert "F.avg_pool2d(x, 3)" in _calls(pool)
+    for call in _calls(softmax) + _calls(pool):
+        assert "None" not in call, call
+    assert all(c.source.splitlines()[-2].startswith("def run(x: torch.Tensor)") for c in softmax)
+
+
+def test_an_input_outside_the_domain_gives_way_to_the_next_variant():
+    pytest.importorskip("torch")
+    params = [["input", "POSITIONAL_OR_KEYWORD", None]]
+    cases, why = rewrites.plan_calls("torch.special.bessel_y0", "function", params, None)
+    assert cases, why
+    assert all(c.inputs["x"]["range"][0] > 0 for c in cases)  # y0 is NaN for negative x in torch
+    # a function defined everywhere keeps the first variant
+    cases, _ = rewrites.plan_calls("torch.abs", "function", params, None)
+    assert cases[0].inputs["x"]["range"] == [-2.0, 2.0]
 
 
 def _rewrite_row(result: str, detail: str, family: str = "classic", api: str = "mindspore.nn.Dense") -> dict:
@@ -101,11 +164,17 @@ def test_proven_rewrite_replaces_an_equivalence_probe_verdict(small_data, tmp_pa
     assert counts["proven"] == 1 and counts["auto"] == counts["proven"] + counts["unprobed"]
 
 
-def test_rewrite_probes_run_on_a_few_records(small_data):
-    """The real pipeline on the small data set: engine rewrite, torch and MindSpore subprocesses."""
+def test_rewrite_probes_run_on_a_few_records(small_data, tmp_path):
+    """The real pipeline on the small data set: engine rewrite, torch and MindSpore subprocesses;
+    a second run with the same emitted code takes every result from the store."""
     pytest.importorskip("mindspore")
     pytest.importorskip("torch")
-    rows = {(r["torch"], r["family"]): r for r in rewrites.run_rewrite_probes(small_data)}
+    said: list[str] = []
+    first = rewrites.run_rewrite_probes(small_data, cache=tmp_path / "store")
+    again = rewrites.run_rewrite_probes(small_data, cache=tmp_path / "store", tick=said.append)
+    assert again == first
+    assert re.search(r"calls: 0 executed, [1-9]\d* unchanged since a stored run", said[-1]), said
+    rows = {(r["torch"], r["family"]): r for r in first}
     linear = rows[("torch.nn.Linear", "classic")]
     assert linear["result"] == "proven", linear
     assert set(linear["passed"]) >= {"positional", "keyword", "shuffled", "defaults"}
