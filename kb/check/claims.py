@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kb.phrases import claim_text
 from kb.query import KB
@@ -29,11 +29,11 @@ class Item:
     kind: str  # exists | param | relation | claim:<claim kind>
     claim: str  # human-readable statement being checked
     api: str  # the API to introspect
-    param: Optional[str] = None
-    value: Optional[str] = None  # expected default text; None = no default claimed
+    param: str | None = None
+    value: str | None = None  # expected default text; None = no default claimed
     expect: str = "exists"  # exists | absent | has_param | lacks_param | default | relation
-    torch_api: Optional[str] = None  # relation items: the torch side
-    requires: Optional[str] = None  # a package the torch name needs besides torch (Mapping.torch_requires)
+    torch_api: str | None = None  # relation items: the torch side
+    requires: str | None = None  # a package the torch name needs besides torch (Mapping.torch_requires)
     stored: dict[str, Any] = field(default_factory=dict)  # relation items: what the DB says
     entries: list[str] = field(default_factory=list)  # where the fact comes from
 
@@ -62,7 +62,7 @@ class Plan:
         return sorted(n for n in out if n.split(".")[0] == framework)
 
 
-def param_claim(api: str, param: str, default: Optional[str]) -> str:
+def param_claim(api: str, param: str, default: str | None) -> str:
     return f"{api} has parameter {param}" + (f" with default {default}" if default is not None else "")
 
 
@@ -77,25 +77,25 @@ def _origins(kb: KB) -> dict[str, str]:
     return out
 
 
-def plan(kb: KB, ms_version: str, torch_version: Optional[str]) -> Plan:
+def plan(kb: KB, ms_version: str, torch_version: str | None) -> Plan:
     p = Plan(origins=_origins(kb))
     _mappings(kb, p, ms_version, torch_version)
     _caveats(kb, p, ms_version, torch_version)
     return p
 
 
-def _torch_ok(torch_version: Optional[str], since=None, until=None) -> bool:
+def _torch_ok(torch_version: str | None, since=None, until=None) -> bool:
     return torch_version is None or in_range(torch_version, since, until)
 
 
-def _requirement(requires: dict[str, str], api: str) -> Optional[str]:
+def _requirement(requires: dict[str, str], api: str) -> str | None:
     """The package a torch name needs: declared on the name or on a module above it (``torch.npu``)."""
     parts = api.split(".")
     return next((requires[".".join(parts[:i])] for i in range(len(parts), 1, -1) if ".".join(parts[:i]) in requires),
                 None)
 
 
-def _mappings(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) -> None:
+def _mappings(kb: KB, p: Plan, ms_version: str, torch_version: str | None) -> None:
     rows = kb.conn.execute("SELECT * FROM mappings ORDER BY torch").fetchall()
     requires = {m["torch"]: m["torch_requires"] for m in rows if "torch_requires" in m.keys() and m["torch_requires"]}
     removed = set()  # torch names the installed torch is outside the recorded versions of
@@ -137,7 +137,7 @@ def _mappings(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) ->
                    requires=_requirement(requires, torch_name)), entry)
 
 
-def _caveats(kb: KB, p: Plan, ms_version: str, torch_version: Optional[str]) -> None:
+def _caveats(kb: KB, p: Plan, ms_version: str, torch_version: str | None) -> None:
     for c in kb.conn.execute("SELECT * FROM caveats ORDER BY id"):
         if not in_range(ms_version, c["ms_since"], c["ms_until"]):
             p.skipped += 1

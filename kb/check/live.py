@@ -15,7 +15,7 @@ import importlib
 import inspect
 import json
 import sys
-from typing import Any, Optional
+from typing import Any
 
 MISSING = object()
 
@@ -30,13 +30,13 @@ def resolve(name: str) -> tuple[Any, Any]:
     return _resolve(name)[:2]
 
 
-def _resolve(name: str) -> tuple[Any, Any, Optional[str]]:
+def _resolve(name: str) -> tuple[Any, Any, str | None]:
     """``resolve`` plus the top-level package outside the framework whose absence stopped an import
     on the way (``tensorboard`` for ``torch.utils.tensorboard.SummaryWriter``), else None."""
     parts = name.split(".")
     obj: Any = MISSING
     used = 0
-    missing: Optional[str] = None
+    missing: str | None = None
     for i in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:i]))

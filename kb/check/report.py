@@ -53,7 +53,7 @@ def render(outcome: dict[str, Any], verbose: bool = False) -> str:
     table.append(["TOTAL", str(len(rows))] + [str(n) for n in total])
     widths = [max(len(r[i]) for r in table) for i in range(5)]
     for n, r in enumerate(table):
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
         if n == len(table) - 1:
             lines.append("  ".join("-" * w for w in widths))
         lines.append("  ".join(cells))

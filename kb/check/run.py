@@ -8,9 +8,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from kb.check.claims import Plan, plan
 from kb.check.verify import Verifier, snapshot_baseline
@@ -22,7 +23,7 @@ class NotInstalled(Exception):
     pass
 
 
-def installed_version(dist: str) -> Optional[str]:
+def installed_version(dist: str) -> str | None:
     """The installed distribution's version (no import of the library itself)."""
     from importlib import metadata
 
@@ -41,7 +42,7 @@ def child_env() -> dict[str, str]:
 
 
 def introspect(framework: str, names: list[str], tick: Callable[[], None] = lambda: None,
-               timeout: float = 900) -> tuple[Optional[str], dict[str, dict]]:
+               timeout: float = 900) -> tuple[str | None, dict[str, dict]]:
     """(version, {name: live entry}) from a ``kb.check.live`` subprocess."""
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([sys.executable, "-m", "kb.check.live", framework], stdin=subprocess.PIPE,
@@ -73,7 +74,7 @@ def introspect(framework: str, names: list[str], tick: Callable[[], None] = lamb
 class Progress:
     """A one-line bar on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total: int, enabled: Optional[bool] = None) -> None:
+    def __init__(self, total: int, enabled: bool | None = None) -> None:
         self.total, self.done = max(total, 1), 0
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.lock = threading.Lock()
@@ -92,7 +93,7 @@ class Progress:
             sys.stderr.flush()
 
 
-def check(kb, progress: Optional[bool] = None, today: Optional[str] = None) -> dict[str, Any]:
+def check(kb, progress: bool | None = None, today: str | None = None) -> dict[str, Any]:
     """Verify every item of the knowledge base; returns {"versions", "rows", "skipped"}."""
     ms_version = installed_version("mindspore")
     if ms_version is None:
@@ -104,7 +105,8 @@ def check(kb, progress: Optional[bool] = None, today: Optional[str] = None) -> d
     bar = Progress(sum(len(v) for v in names.values()), progress)
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {fw: pool.submit(introspect, fw, names[fw], bar.tick) for fw in frameworks}
-        live, versions = {}, {"mindspore": None, "torch": None}
+        live: dict[str, dict[str, Any]] = {}
+        versions: dict[str, str | None] = {"mindspore": None, "torch": None}
         for fw, fut in futures.items():
             try:
                 versions[fw], live[fw] = fut.result()

@@ -6,17 +6,19 @@ Defaults are compared by what they mean (``kb.defaults``: ``0.5`` == ``5e-1``, b
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from kb.check.claims import Item
 from kb.defaults import same_default
+from kb.derive import compare_params
 from kb.introspect.describe import format_signature
 from kb.versions import version_key
 
 Live = dict[str, dict[str, Any]]  # framework -> {api name -> live entry}
 
 
-def _params(entry: dict) -> Optional[dict[str, list]]:
+def _params(entry: dict) -> dict[str, list] | None:
     if entry.get("sig_source", "none") == "none" and not entry.get("params"):
         return None
     return {row[0]: row for row in entry.get("params") or []}
@@ -29,22 +31,18 @@ def _has_var_keyword(params: dict[str, list]) -> bool:
 class Verifier:
     """Holds the live reports and the versions; ``judge(item)`` gives (result, detail)."""
 
-    def __init__(self, live: Live, versions: dict[str, Optional[str]],
-                 baseline: Optional[Callable[[str, str], Optional[tuple]]] = None) -> None:
+    def __init__(self, live: Live, versions: dict[str, str | None],
+                 baseline: Callable[[str, str], tuple | None] | None = None) -> None:
         self.live = live
         self.versions = versions
         self.baseline = baseline  # (torch api, ms api) -> (relation, params) from the snapshots
-        try:
-            from kb.derive import compare_params
-        except ImportError:
-            compare_params = None
-        self.compare_params = compare_params
+        self.compare_params = compare_params  # replaceable in tests
 
     def _lib(self, api: str) -> str:
         fw = api.split(".")[0]
         return f"{fw} {self.versions.get(fw)}"
 
-    def _entry(self, api: str) -> Optional[dict]:
+    def _entry(self, api: str) -> dict | None:
         fw = api.split(".")[0]
         if self.versions.get(fw) is None:
             return None
@@ -83,7 +81,8 @@ class Verifier:
             return "drift", f"{lib} has parameter {item.param}: {entry.get('signature')}"
         if row is None:
             if _has_var_keyword(params):
-                return "not_checkable", f"{item.param} not named, but {item.api} takes **kwargs: {entry.get('signature')}"
+                return ("not_checkable",
+                        f"{item.param} not named, but {item.api} takes **kwargs: {entry.get('signature')}")
             return "drift", f"{lib} has no parameter {item.param}: {entry.get('signature')}"
         if item.value is None:
             return "pass", f"found in {lib}{where}" + (f" (default {row[2]})" if row[2] is not None else "")
@@ -96,8 +95,6 @@ class Verifier:
         return "drift", f"default of {item.param} is {row[2]} in {lib}, not {item.value}"
 
     def _relation(self, item: Item, ms_entry: dict) -> tuple[str, str]:
-        if self.compare_params is None:
-            return "not_checkable", "kb.derive.compare_params is not available"
         torch_entry = self._entry(item.torch_api or "")
         if torch_entry is None:
             return "not_checkable", f"{(item.torch_api or 'torch').split('.')[0]} is not installed"
@@ -130,7 +127,7 @@ class Verifier:
 NEEDS = "needs "  # the detail of a name that cannot be checked without a package that is not installed
 
 
-def _unavailable(api: str, entry: dict, requires: Optional[str], lib: str) -> Optional[tuple[str, str]]:
+def _unavailable(api: str, entry: dict, requires: str | None, lib: str) -> tuple[str, str] | None:
     """``not_checkable`` for a name missing only because a package it needs is not installed: an optional
     dependency whose import failed on the way (``missing_module``, found by ``kb.check.live``), or the
     package the entry declares (``torch_requires``: a device plugin such as torch_npu adds ``torch.npu``).
@@ -171,7 +168,7 @@ def param_drift(before: list[dict], now: list[dict]) -> list[str]:
     return out
 
 
-def snapshot_baseline(kb, ms_version: str) -> Callable[[str, str], Optional[tuple]]:
+def snapshot_baseline(kb, ms_version: str) -> Callable[[str, str], tuple | None]:
     """compare_params over the DB's snapshot entries (the ones the build used)."""
     versions = {r[0]: r[1] for r in kb.conn.execute("SELECT DISTINCT framework || ':' || version, version FROM apis")}
     ms_vs = sorted((v for k, v in versions.items() if k.startswith("mindspore:")), key=version_key)
@@ -179,18 +176,14 @@ def snapshot_baseline(kb, ms_version: str) -> Callable[[str, str], Optional[tupl
     ms_v = ms_version if ms_version in ms_vs else (ms_vs[-1] if ms_vs else None)
     torch_v = torch_vs[-1] if torch_vs else None
 
-    def entry(name: str, version: Optional[str]) -> Optional[dict]:
+    def entry(name: str, version: str | None) -> dict | None:
         row = kb.conn.execute("SELECT kind, signature, params FROM apis WHERE name=? AND version=?",
                               (name, version)).fetchone()
         if row is None:
             return None
         return {"kind": row[0], "signature": row[1], "params": json.loads(row[2] or "[]"), "sig_source": "snapshot"}
 
-    def baseline(torch_api: str, ms_api: str) -> Optional[tuple]:
-        try:
-            from kb.derive import compare_params
-        except ImportError:
-            return None
+    def baseline(torch_api: str, ms_api: str) -> tuple | None:
         t, m = entry(torch_api, torch_v), entry(ms_api, ms_v)
         if not t or not m or not t["params"] or not m["params"]:
             return None
