@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from kb.errors import MsmapError
 

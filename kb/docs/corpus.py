@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 from kb.docs import links, words
 from kb.query import KB
@@ -24,7 +24,7 @@ class Corpus:
     records: list[dict[str, Any]]  # one per torch API, in reading_order
     caveats: list[dict[str, Any]]  # every caveat, sorted by id
     stats: dict[str, Any]
-    latest: Optional[str]  # newest MindSpore version covered (None without snapshots)
+    latest: str | None  # newest MindSpore version covered (None without snapshots)
     pages: dict[str, str] = field(default_factory=dict)  # torch name -> "api/<file>.md"
     has_results: bool = False  # any check or probe result recorded at all
     caveat_checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # caveat id -> check rows
@@ -39,7 +39,7 @@ class Corpus:
 
 def load(kb: KB) -> Corpus:
     stats = kb.stats()
-    records = [kb.mapping(name) for name in sorted(kb.torch_names, key=reading_order)]
+    records = [rec for name in sorted(kb.torch_names, key=reading_order) if (rec := kb.mapping(name)) is not None]
     versions = stats.get("ms_versions") or []
     corpus = Corpus(records=records, caveats=_all_caveats(kb), stats=stats,
                     latest=versions[-1] if versions else None)
@@ -64,22 +64,22 @@ def family_targets(rec: dict[str, Any], family: str) -> list[dict[str, Any]]:
     return [t for t in rec["targets"] if t["family"] == family]
 
 
-def is_current(t: dict[str, Any], latest: Optional[str]) -> bool:
+def is_current(t: dict[str, Any], latest: str | None) -> bool:
     rng = t.get("ms_versions") or {}
     return _current(latest, rng.get("since"), rng.get("until"))
 
 
 @lru_cache(maxsize=1024)
-def _current(latest: Optional[str], since: Optional[str], until: Optional[str]) -> bool:
+def _current(latest: str | None, since: str | None, until: str | None) -> bool:
     return not until if latest is None else in_range(latest, since, until)
 
 
-def current(rec: dict[str, Any], family: str, latest: Optional[str]) -> list[dict[str, Any]]:
+def current(rec: dict[str, Any], family: str, latest: str | None) -> list[dict[str, Any]]:
     """Targets of one family that apply to the newest MindSpore version covered."""
     return [t for t in family_targets(rec, family) if is_current(t, latest)]
 
 
-def coverage(rec: dict[str, Any], latest: Optional[str]) -> str:
+def coverage(rec: dict[str, Any], latest: str | None) -> str:
     """'mapped', 'partial' or 'none' (see words.COVERAGE)."""
     rels = {t["relation"] for fam in ("classic", "mint") for t in current(rec, fam, latest) if t.get("api")}
     if rels & set(words.CLEAN):
@@ -99,7 +99,7 @@ def needs_page(rec: dict[str, Any]) -> bool:
     return len({t["family"] for t in rec["targets"]}) < len(rec["targets"])  # version-split targets
 
 
-def passed(row: dict[str, Any]) -> Optional[bool]:
+def passed(row: dict[str, Any]) -> bool | None:
     """True/False for a recorded check or probe result; None when it is no evidence either way."""
     result = str(row.get("result") or "").strip().lower()
     return True if result in PASS else False if result in FAIL else None
@@ -109,7 +109,7 @@ def results(t: dict[str, Any]) -> list[dict[str, Any]]:
     return list(t.get("checks") or []) + list(t.get("probes") or [])
 
 
-def verified(rec: dict[str, Any], latest: Optional[str]) -> bool:
+def verified(rec: dict[str, Any], latest: str | None) -> bool:
     """Some current target has a passing check or probe and none of its results failed."""
     for fam in ("classic", "mint"):
         for t in current(rec, fam, latest):
@@ -119,7 +119,7 @@ def verified(rec: dict[str, Any], latest: Optional[str]) -> bool:
     return False
 
 
-def worst_severity(caveats: list[dict[str, Any]]) -> Optional[str]:
+def worst_severity(caveats: list[dict[str, Any]]) -> str | None:
     for sev in words.SEVERITY_ORDER:
         if any(c["severity"] == sev for c in caveats):
             return sev

@@ -30,7 +30,8 @@ CREATE VIRTUAL TABLE mappings_fts USING fts5(torch, mindspore, notes, caveats, {
 INSERT INTO mappings_fts(rowid, torch, mindspore, notes, caveats)
 SELECT m.rowid, m.torch,
   (SELECT group_concat(t.api, ' ') FROM targets t WHERE t.torch = m.torch),
-  coalesce(m.advice, '') || ' ' || coalesce((SELECT group_concat(t.note, ' ') FROM targets t WHERE t.torch = m.torch), ''),
+  coalesce(m.advice, '') || ' '
+    || coalesce((SELECT group_concat(t.note, ' ') FROM targets t WHERE t.torch = m.torch), ''),
   (SELECT group_concat(c.title || ' ' || c.body, ' ')
      FROM mapping_caveats l JOIN caveats c ON c.id = l.caveat_id WHERE l.torch = m.torch)
 FROM mappings m;

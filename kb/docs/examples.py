@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.transforms import NotComputable, apply_transform
 from kb.docs import words
@@ -23,7 +23,7 @@ VARS = {"torch.nn": "layer", "torch.optim": "optimizer", "torch.optim.lr_schedul
 MAX_ARGS = 6
 
 
-def _signature_params(sig: Optional[str]) -> Optional[list[tuple[str, bool]]]:
+def _signature_params(sig: str | None) -> list[tuple[str, bool]] | None:
     """[(name, required positional)] for the named parameters of a signature text, or None.
     Keyword-only parameters are never required positionals (snapshots print torch's optional
     ``out`` without a default)."""
@@ -34,7 +34,9 @@ def _signature_params(sig: Optional[str]) -> Optional[list[tuple[str, bool]]]:
         fn = ast.parse(f"def _f{text}: pass").body[0]
     except SyntaxError:
         return None
-    args = fn.args  # type: ignore[attr-defined]
+    if not isinstance(fn, ast.FunctionDef):  # always one: the text starts with "def"
+        return None
+    args = fn.args
     pos = args.posonlyargs + args.args
     n_required = len(pos) - len(args.defaults)
     out = [(a.arg, i < n_required) for i, a in enumerate(pos)]
@@ -42,12 +44,12 @@ def _signature_params(sig: Optional[str]) -> Optional[list[tuple[str, bool]]]:
     return out
 
 
-def _usable(name: Optional[str]) -> bool:
+def _usable(name: str | None) -> bool:
     """A parameter name that can be written as a keyword argument."""
-    return bool(name) and name.isidentifier() and not keyword.iskeyword(name)
+    return name is not None and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def _expr(text: Optional[str]) -> bool:
+def _expr(text: str | None) -> bool:
     """Default text that is a Python expression (snapshots also print things like '<function relu>')."""
     if not text:
         return False
@@ -80,7 +82,7 @@ def _value(v: str, transform: str) -> str:
     return re.sub(r"\bv\b", v, transform)
 
 
-def generate(rec: dict[str, Any], t: dict[str, Any]) -> Optional[dict[str, str]]:
+def generate(rec: dict[str, Any], t: dict[str, Any]) -> dict[str, str] | None:
     if not t.get("api") or t["relation"] not in words.CLEAN + ("torch_more_params", "param_semantics_differ"):
         return None
     torch_name, api = rec["torch"], t["api"]
@@ -102,7 +104,9 @@ def generate(rec: dict[str, Any], t: dict[str, Any]) -> Optional[dict[str, str]]
     if not all(_usable(n) for n in required):
         return None
     optional = [p for p in params if _usable(p.get("torch")) and p["torch"] not in required and p["kind"] in SHOWN]
-    t_args, m_args, notes, shown = list(required), [], [], set(required)
+    m_args: list[str] = []
+    notes: list[str] = []
+    t_args, shown = list(required), set(required)
     keywords = any(by_torch.get(n, {}).get("kind", "same") != "same" for n in required)
     for n in required:
         _ms_arg(by_torch.get(n) or {"torch": n, "ms": n, "kind": "same"}, n, keywords, m_args, notes)

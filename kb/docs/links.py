@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.phrases import range_text
 
@@ -103,7 +104,7 @@ def table_path(namespace: str) -> str:
     return f"{TABLES_DIR}/{namespace}.md"
 
 
-def rel(from_page: str, to_page: str, anchor: Optional[str] = None) -> str:
+def rel(from_page: str, to_page: str, anchor: str | None = None) -> str:
     """Relative link from one generated page to another (paths relative to the docs root)."""
     if to_page == from_page:
         target = ""
@@ -120,7 +121,7 @@ _TAG_START = re.compile(r"(?<!\\)<(?=[A-Za-z/!?])(?!(?:https?|mailto):)")
 _CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
 
 
-def prose(md: Optional[str]) -> str:
+def prose(md: str | None) -> str:
     """Markdown from the data with tag-like ``<`` escaped outside code, so a forge shows
     ``<backend>`` instead of swallowing it as HTML.  Autolinks and code are left alone."""
     if not md or "<" not in md:
@@ -144,7 +145,7 @@ def link_text(text: str) -> str:
     return re.sub(r"(?<!\\)([\[\]])", r"\\\1", prose(" ".join(text.split())))
 
 
-def cell(text: Optional[str]) -> str:
+def cell(text: str | None) -> str:
     """Text safe inside a Markdown table cell: one line, pipes and tag-like ``<`` escaped."""
     if not text:
         return ""
@@ -165,15 +166,15 @@ def fence(text: str, lang: str = "python") -> str:
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
-def versions(rng: Optional[dict[str, Any]], framework: str = "MindSpore") -> str:
+def versions(rng: dict[str, Any] | None, framework: str = "MindSpore") -> str:
     return range_text(rng, framework, "≥", f"all {framework} versions")
 
 
-def bounded(rng: Optional[dict[str, Any]]) -> bool:
+def bounded(rng: dict[str, Any] | None) -> bool:
     return bool(rng and (rng.get("since") or rng.get("until")))
 
 
-def short_text(md: Optional[str], limit: int = 140) -> str:
+def short_text(md: str | None, limit: int = 140) -> str:
     """First sentence of a Markdown paragraph, cut at a word boundary, code spans kept whole."""
     if not md:
         return ""

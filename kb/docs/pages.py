@@ -67,7 +67,8 @@ def render_api(rec: dict[str, Any], corpus: Corpus, anchors: dict[str, str]) -> 
     if n_cav:
         facts.append(f"{words.plural(n_cav, 'caveat')} (worst: {cp.worst_severity(rec['caveats'])})")
     out = [f"# {links.code(rec['torch'])}", "",
-           f"[Index]({links.rel(page, links.INDEX)}) · [{links.code(ns)} table]({links.rel(page, links.table_path(ns))})"
+           f"[Index]({links.rel(page, links.INDEX)})"
+           f" · [{links.code(ns)} table]({links.rel(page, links.table_path(ns))})"
            f" · [Caveats]({links.rel(page, links.CAVEATS)})", "", " · ".join(facts), "",
            links.fence(f"{rec['torch']}{rec['torch_signature']}" if rec.get("torch_signature")
                        else f"{rec['torch']}  # signature not in the torch snapshot")]

@@ -1,7 +1,7 @@
 """One table page per torch namespace, and the coverage figures the index shows."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kb.docs import corpus as cp
 from kb.docs import links, words
@@ -11,7 +11,7 @@ from kb.views import param_differs
 FAMILIES = ("classic", "mint")
 
 
-def target_parts(rec: dict[str, Any], family: str, latest: Optional[str]) -> Optional[tuple[list[str], str]]:
+def target_parts(rec: dict[str, Any], family: str, latest: str | None) -> tuple[list[str], str] | None:
     """(MindSpore names, empty for no equivalent; version qualifier) of one family for the newest
     version, falling back to the family's last target when none is current; None without targets."""
     shown = cp.current(rec, family, latest) or cp.family_targets(rec, family)[-1:]
@@ -22,7 +22,7 @@ def target_parts(rec: dict[str, Any], family: str, latest: Optional[str]) -> Opt
     return apis, links.versions(rng) if len(shown) == 1 and links.bounded(rng) else ""
 
 
-def proof_status(rec: dict[str, Any], family: str, latest: Optional[str]) -> str:
+def proof_status(rec: dict[str, Any], family: str, latest: str | None) -> str:
     """Whether msmap rewrites this family's current target automatically, and whether an executed
     rewrite probe (``msmap probe --rewrites``) proves it: 'auto, proven' / 'auto, not proven' /
     'rewrite probe failed'; '' for a manual conversion."""
@@ -35,7 +35,7 @@ def proof_status(rec: dict[str, Any], family: str, latest: Optional[str]) -> str
     return "rewrite probe failed" if "failed" in results else ""
 
 
-def target_cell(rec: dict[str, Any], family: str, latest: Optional[str]) -> str:
+def target_cell(rec: dict[str, Any], family: str, latest: str | None) -> str:
     parts = target_parts(rec, family, latest)
     if parts is None:
         return ""
@@ -45,7 +45,7 @@ def target_cell(rec: dict[str, Any], family: str, latest: Optional[str]) -> str:
     return f"{text} ({extra})" if extra else text
 
 
-def relations(rec: dict[str, Any], latest: Optional[str]) -> list[tuple[str, str]]:
+def relations(rec: dict[str, Any], latest: str | None) -> list[tuple[str, str]]:
     """[(family or '' when every family agrees, relation)] for the current targets."""
     per = {fam: list(dict.fromkeys(t["relation"] for t in cp.current(rec, fam, latest))) for fam in FAMILIES}
     per = {fam: rels for fam, rels in per.items() if rels}
@@ -56,21 +56,21 @@ def relations(rec: dict[str, Any], latest: Optional[str]) -> list[tuple[str, str
     return [(fam, r) for fam, rels in per.items() for r in rels]
 
 
-def relation_cell(rec: dict[str, Any], latest: Optional[str]) -> str:
+def relation_cell(rec: dict[str, Any], latest: str | None) -> str:
     pairs = relations(rec, latest)
     if all(not fam for fam, _ in pairs):
         return ", ".join(r for _, r in pairs)
     return " · ".join(f"{fam}: {r}" for fam, r in pairs)
 
 
-def key_note(rec: dict[str, Any], latest: Optional[str]) -> str:
+def key_note(rec: dict[str, Any], latest: str | None) -> str:
     """Markdown: the advice, else the first current note, else what changes in the parameters."""
     text = rec.get("advice") or next(
         (t["note"] for fam in FAMILIES for t in cp.current(rec, fam, latest) if t.get("note")), "")
     return links.short_text(text) if text else param_summary(rec, latest)
 
 
-def notes_cell(rec: dict[str, Any], latest: Optional[str]) -> str:
+def notes_cell(rec: dict[str, Any], latest: str | None) -> str:
     parts = [key_note(rec, latest)]
     caveats = rec.get("caveats") or []
     if caveats:
@@ -78,7 +78,7 @@ def notes_cell(rec: dict[str, Any], latest: Optional[str]) -> str:
     return links.cell(" — ".join(p for p in parts if p))
 
 
-def param_summary(rec: dict[str, Any], latest: Optional[str], limit: int = 3) -> str:
+def param_summary(rec: dict[str, Any], latest: str | None, limit: int = 3) -> str:
     """What changes between the signatures, e.g. 'in_features → in_channels; inplace unsupported'."""
     items: list[str] = []
     for fam in FAMILIES:
