@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes", "timing")
@@ -31,33 +33,84 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "msmap"
 
 
+TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")  # write_atomically's: .NAME.XXXXXXXX.tmp
+
+
 def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) -> None:
     """Write ``data`` (bytes, or the content of another file, streamed) to ``path`` through a
     temporary file beside it and a rename: a reader - or a run killed half-way - sees the old
     content or the new, never half of it, and a symlink at ``path`` is replaced, not written
     through.  ``mode``: the new file's permission bits.  Raises OSError (the temporary file is
-    removed)."""
+    removed).
+
+    The temporary file (``.NAME.XXXXXXXX.tmp``) is locked while it is written, so that a later run
+    can tell one left by a killed run (``kill -9`` skips every clean-up) from one being written now:
+    ``remove_stale_temporaries``."""
     import shutil
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        _lock(fd, blocking=True)
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, Path):
                 with open(data, "rb") as source:
                     shutil.copyfileobj(source, handle)
             else:
                 handle.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            handle.flush()
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, path)  # (renamed while still locked: never seen unlocked under its name)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _lock(fd: int, blocking: bool) -> bool:
+    """An exclusive advisory lock on ``fd`` (released when the process ends, however it ends);
+    False when another process holds it.  Without ``fcntl`` (Windows) nothing is locked: True."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def remove_stale_temporaries(folders: Iterable[Path]) -> list[Path]:
+    """Remove the temporary files ``write_atomically`` left in ``folders`` when its process was
+    killed (no process holds their lock); returns the files removed.  Only regular files named like
+    its temporaries are looked at; one another msmap is writing right now is locked, and kept."""
+    removed: list[Path] = []
+    for folder in dict.fromkeys(folders):
+        try:
+            entries = [e for e in os.scandir(folder) if TEMPORARY.match(e.name)]
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                continue
+            try:
+                if sys.platform != "win32" and _lock(fd, blocking=False):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    return removed
 
 
 def db_path(data: Path | None = None) -> Path:

@@ -9,7 +9,9 @@
   symlink is never written through (its target is converted where it lies, if it is in the tree).
 - Every file is written to a temporary file beside it and renamed over it, so a run that is
   killed leaves each file either as it was or converted, never half-written; nothing is
-  written through a symlink out of DIR.
+  written through a symlink out of DIR.  A run killed with ``kill -9`` cannot remove its
+  temporary file (``.NAME.XXXXXXXX.tmp``): the next run over the same tree removes and reports
+  it (``remove_stale_temporaries``: one that another run is writing is locked, and kept).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from kb.errors import MsmapError
-from kb.paths import write_atomically
+from kb.paths import remove_stale_temporaries, write_atomically
 
 NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -50,6 +52,14 @@ def destination(path: Path, roots: list[Path], out: Path) -> Path:
             except ValueError:
                 continue
     return out / path.name
+
+
+def folders_written(files: list[Path], roots: list[Path], out: Optional[Path]) -> list[Path]:
+    """The folders a run writes into: those of the input files (``--in-place``), or every folder of
+    ``out`` (its copy of the inputs)."""
+    if out is None:
+        return [path.parent for path in files]
+    return [Path(folder) for folder, _, _ in os.walk(out, followlinks=False, onerror=lambda exc: None)]
 
 
 def write_copy(target: Path, data: bytes, like: Path, out: Path) -> Optional[str]:

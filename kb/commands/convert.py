@@ -6,8 +6,8 @@ import difflib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 EPILOG = """\
 Every safe rewrite is applied (the same rules as the editor's fix-all); each use
@@ -50,7 +50,7 @@ def git_dirty(path: Path) -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None) -> int:
+def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -> int:
     from kb.analysis import writing
     from kb.analysis.project import BOM, convert_files, excluded, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
@@ -73,6 +73,9 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
     spec = knowledge_base_path(args)
     show_diff = not (out or args.in_place)
     report = sys.stderr if show_diff else sys.stdout
+    if not show_diff:  # what a run killed while writing (kill -9) left beside the files it writes
+        for stale in writing.remove_stale_temporaries(writing.folders_written(files, roots, out)):
+            report.write(f"{stale}: removed a temporary file left by an interrupted msmap run\n")
     totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0, "complete": 0, "torch": 0}
     apis: dict[str, int] = {}
     written: set[str] = set()
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
             totals["changed"] += 1
         if show_diff and new is not None:
             sys.stdout.writelines(difflib.unified_diff(
-                result.original.decode("utf-8").splitlines(True), new.decode("utf-8").splitlines(True),
+                (result.original or b"").decode("utf-8").splitlines(True), new.decode("utf-8").splitlines(True),
                 f"a/{path.as_posix()}", f"b/{path.as_posix()}"))
         elif out is not None and os.path.lexists(path) and not path.is_dir():
             target = writing.destination(path, roots, out)
@@ -117,8 +120,8 @@ def run(args: argparse.Namespace, dirty: Optional[Callable[[Path], bool]] = None
             totals["torch"] += 1
             totals["complete"] += result.complete
     if out is not None:
-        for path, problem in writing.copy_rest(roots, out, lambda p, r: excluded(p, r, args.exclude), written):
-            report.write(f"{path}: {problem}\n")
+        for rest, problem in writing.copy_rest(roots, out, lambda p, r: excluded(p, r, args.exclude), written):
+            report.write(f"{rest}: {problem}\n")
     converted = totals["found"] - totals["left"]
     rate = f"{converted / totals['found']:.0%}" if totals["found"] else "n/a"
     report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "
