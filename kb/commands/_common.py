@@ -10,8 +10,9 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 MAX_JOBS = 256
 VERSION = re.compile(r"\d+(\.\d+){0,2}")

@@ -9,7 +9,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kb.commands._common import db_file
 
     parser.add_argument("--data", metavar="DIR", help="data folder (default: the bundled data/)")
-    parser.add_argument("--db", metavar="PATH", type=db_file, help="where to write the DB (default: the cache location)")
+    parser.add_argument("--db", metavar="PATH", type=db_file,
+                        help="where to write the DB (default: the cache location)")
     parser.add_argument("--force", action="store_true",
                         help="replace the --db file even if it is not an msmap knowledge base")
 

@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from kb.commands._common import db_file
 
     parser.add_argument("--data", metavar="DIR", help="data folder to build the KB from (default: the bundled data/)")
-    parser.add_argument("--db", metavar="PATH", type=db_file, help="SQLite knowledge base to check (default: built from data/)")
+    parser.add_argument("--db", metavar="PATH", type=db_file,
+                        help="SQLite knowledge base to check (default: built from data/)")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument("--record", action="store_true",
                         help="write the results to DATA/checks/mindspore-<version>.jsonl (loaded by the build)")

@@ -16,7 +16,8 @@ def _repo_root() -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", metavar="DIR", type=out_dir, help="docs folder to write or check (default: docs/ of this checkout)")
+    parser.add_argument("--out", metavar="DIR", type=out_dir,
+                        help="docs folder to write or check (default: docs/ of this checkout)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that differ from what the DB generates")
     parser.add_argument("--readme", metavar="PATH",

@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kb.commands._common import add_db_options, api_name, ms_version, open_kb, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", type=api_name, help="API name as you would write it: torch.nn.Dropout, nn.Linear, F.relu, "
+    parser.add_argument("name", type=api_name,
+                        help="API name as you would write it: torch.nn.Dropout, nn.Linear, F.relu, "
                         "Tensor.view, x.view, torch.optim (a prefix lists its entries), mindspore.nn.Dense")
     parser.add_argument("--family", choices=("classic", "mint"), help="show only this MindSpore target family")
-    parser.add_argument("--ms-version", metavar="X.Y.Z", type=ms_version, help="mark targets that do not apply to this MindSpore version")
+    parser.add_argument("--ms-version", metavar="X.Y.Z", type=ms_version,
+                        help="mark targets that do not apply to this MindSpore version")
     parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"),
                         help="device for the performance line (default: CPU, the device timings are measured on)")
     add_db_options(parser)

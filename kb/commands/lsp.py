@@ -14,14 +14,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-file", metavar="PATH", type=new_file, help="write the server log here (default: stderr)")
     parser.add_argument("--log-level", default="INFO", choices=("TRACE", "DEBUG", "INFO", "WARNING", "ERROR"),
                         help="log verbosity (default INFO); DEBUG adds timings, TRACE every LSP message")
-    parser.add_argument("--db", metavar="PATH", type=db_file, help="SQLite knowledge base to use (default: built from data/)")
+    parser.add_argument("--db", metavar="PATH", type=db_file,
+                        help="SQLite knowledge base to use (default: built from data/)")
 
 
 def run(args: argparse.Namespace) -> int:
     from kb.errors import MsmapError
 
     try:
-        handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
+        handler: logging.Handler = (logging.FileHandler(args.log_file) if args.log_file
+                                    else logging.StreamHandler(sys.stderr))
     except OSError as exc:
         raise MsmapError(f"--log-file {args.log_file}: cannot write: {exc.strerror or exc}") from None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

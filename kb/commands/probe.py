@@ -19,8 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--only", metavar="PATTERN", help="run probes whose id, torch or MindSpore name matches "
                         "(a glob, or a substring)")
-    parser.add_argument("--jobs", type=int_in(1, 2), default=2, metavar="N", help="worker processes (at most 2; default 2)")
-    parser.add_argument("--batch", type=int_in(1, 10_000), default=12, metavar="N", help="probes per worker process (default 12)")
+    parser.add_argument("--jobs", type=int_in(1, 2), default=2, metavar="N",
+                        help="worker processes (at most 2; default 2)")
+    parser.add_argument("--batch", type=int_in(1, 10_000), default=12, metavar="N",
+                        help="probes per worker process (default 12)")
     parser.add_argument("--record", action="store_true",
                         help="write results to DATA/probes/results-mindspore-<version>-cpu.jsonl")
     parser.add_argument("--data", metavar="DIR", help="data folder (default: the bundled data/)")
@@ -131,9 +133,12 @@ def run_rewrites(args: argparse.Namespace, data: Path) -> int:
     if version is None or installed_version("torch") is None:
         sys.stderr.write("msmap probe --rewrites: needs both mindspore and torch installed\n")
         return 2
+
+    def tick(text: str) -> None:
+        sys.stderr.write(f"msmap probe --rewrites: {text}\n")
+
     started = time.perf_counter()
-    rows = rewrites.run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2),
-                                       tick=lambda text: sys.stderr.write(f"msmap probe --rewrites: {text}\n"),
+    rows = rewrites.run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2), tick=tick,
                                        cache=None if args.no_cache else default_folder())
     if args.record:
         path = defs.record(rows, rewrites.results_path(data / "probes", version), replace_all=not args.only,
@@ -145,7 +150,8 @@ def run_rewrites(args: argparse.Namespace, data: Path) -> int:
     print(f"{len(rows)} targets in {time.perf_counter() - started:.0f} s")
     for fam in ("classic", "mint"):
         counts = Counter(r["result"] for r in rows if r["family"] == fam)
-        print(f"{fam}: {sum(counts.values())} auto targets: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+        print(f"{fam}: {sum(counts.values())} auto targets: "
+              + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     for r in rows:
         if r["result"] == "failed":
             emitted = next((s["emitted"] for s in r["styles"].values() if s["result"] in ("wrong", "crash")), "")

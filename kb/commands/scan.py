@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-size", type=megabytes, default=MAX_SOURCE_BYTES, metavar="MB",
                         help=f"skip (and report) source files larger than MB megabytes "
                         f"(default {MAX_SOURCE_BYTES // 1_000_000})")
-    parser.add_argument("--db", metavar="PATH", type=db_file, help="SQLite knowledge base to use (default: built from data/)")
+    parser.add_argument("--db", metavar="PATH", type=db_file,
+                        help="SQLite knowledge base to use (default: built from data/)")
 
 
 def settings_from(args: argparse.Namespace):

@@ -10,7 +10,8 @@ MAX_RESULTS = 1000
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("words", nargs="+", help="words to look for in API names, notes and caveats")
-    parser.add_argument("-n", "--limit", type=int_in(1, MAX_RESULTS), default=20, help="show at most N results (default 20)")
+    parser.add_argument("-n", "--limit", type=int_in(1, MAX_RESULTS), default=20,
+                        help="show at most N results (default 20)")
     add_db_options(parser)
 
 

@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int_in(0, 65535), default=8001, help="port to listen on (default 8001; 0 picks a free one)")
+    parser.add_argument("--port", type=int_in(0, 65535), default=8001,
+                        help="port to listen on (default 8001; 0 picks a free one)")
     parser.add_argument("--db", metavar="PATH", type=db_file,
                         help="SQLite knowledge base to serve (default: built from data/ into the cache)")
 

@@ -14,9 +14,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. 1,3,32,32 or 2,8:int64:100 or =12,9:int64")
     parser.add_argument("--rtol", type=float_in(0, 1e6), default=1e-4, help="relative tolerance (default 1e-4)")
     parser.add_argument("--atol", type=float_in(0, 1e6), default=1e-5, help="absolute tolerance (default 1e-5)")
-    parser.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0, help="seed of the inputs and of the torch model (default 0)")
+    parser.add_argument("--seed", type=int_in(0, 2**32 - 1), default=0,
+                        help="seed of the inputs and of the torch model (default 0)")
     parser.add_argument("--grad", action="store_true", help="also compare gradients of sum(outputs) per parameter")
-    parser.add_argument("--timeout", type=float_in(0, 86_400, low_open=True), default=300.0, help="seconds for both processes (default 300)")
+    parser.add_argument("--timeout", type=float_in(0, 86_400, low_open=True), default=300.0,
+                        help="seconds for both processes (default 300)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
 

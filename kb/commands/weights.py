@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. net.py:Net(num_classes=10) (runs that code)")
     parser.add_argument("--out", type=Path, required=True, metavar="OUT.ckpt", help="MindSpore checkpoint to write")
     parser.add_argument("--family", choices=("classic", "mint"),
-                        help="name rules to use without --model (default classic; with --model, the model's names decide)")
+                        help="name rules to use without --model "
+                             "(default classic; with --model, the model's names decide)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
