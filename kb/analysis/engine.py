@@ -398,9 +398,15 @@ class Engine:
         return Analysis(*args)
 
     # -- the public API of incremental re-analysis (``kb.analysis.incremental``) -----------
-    def analysis_of(self, *args: Any) -> Analysis:
-        """An ``Analysis`` built from re-used and re-done parts (the arguments of ``Analysis``)."""
-        return self._result(*args)
+    def incremental_analysis(self, document: Document, previous: Analysis, uses: list[Use],
+                             spans: list[tuple[int, int]], alias_edit: Optional[TextEdit],
+                             ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]],
+                             environment: Any) -> Analysis:
+        """The ``Analysis`` of ``document`` made from ``previous`` after a local edit: ``uses`` (in order,
+        each covering ``spans``), the import edit, reference counts and the environment the next
+        re-analysis starts from; the rest (alias, torch imports) is ``previous``'s."""
+        return self._result(document, uses, previous.alias, alias_edit, ref_counts, None, environment,
+                            previous.has_torch_imports, True, spans)
 
     def use_of(self, site: Site, source: bytes, alias: str) -> Use:
         """The use of one resolved site of ``source`` (a site of an edited window)."""

@@ -15,6 +15,7 @@ like a signature gives ``None`` rather than a guess.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEAD_RE = re.compile(r"^\s*(?:\d+\.\s+)?(?:[A-Za-z_][\w]*\.)*(?P<name>[A-Za-z_]\w*)\s*\(")
@@ -97,7 +98,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split on ``sep`` outside brackets and quotes."""
     cuts = [i for i, ch, depth in _outside_quotes(text) if ch == sep and depth == 0]
     bounds = [-1] + cuts + [len(text)]
-    return [text[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a + 1:b] for a, b in pairwise(bounds)]
 
 
 def _params(inner: str) -> list[list] | None:

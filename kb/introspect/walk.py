@@ -20,8 +20,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from kb.introspect.describe import describe
 
@@ -38,7 +38,7 @@ class Namespace:
     members: bool = False
     own_only: bool = False
     optional: bool = False  # silently absent in versions that lack it
-    skip: Optional[re.Pattern] = None  # names matching this are not APIs
+    skip: re.Pattern | None = None  # names matching this are not APIs
 
 
 @dataclass
@@ -124,7 +124,7 @@ def _module_apis(module, ns: Namespace, rules: Rules) -> dict[str, tuple]:
     return out
 
 
-def classify(obj, rules: Rules) -> Optional[str]:
+def classify(obj, rules: Rules) -> str | None:
     """function | class | dtype | attribute, or None for things that are not APIs."""
     if inspect.ismodule(obj):
         return None

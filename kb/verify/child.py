@@ -134,10 +134,14 @@ def run_mindspore(job: dict) -> dict:
     not_loaded, _ = mindspore.load_param_into_net(net, to_parameters(wm.values, ms_params))
     if not_loaded:
         return {**result, "ok": False, "stage": "weights", "where": "",
-                "message": f"load_param_into_net left {len(not_loaded)} parameters unloaded: {', '.join(not_loaded[:5])}"}
+                "message": f"load_param_into_net left {len(not_loaded)} parameters unloaded: "
+                           f"{', '.join(not_loaded[:5])}"}
     inputs = [mindspore.Tensor(a) for a in load_arrays(job["inputs"], job["input_names"]).values()]
     out = run_stage("forward", path, net, *inputs)
-    to_array = lambda t: t.asnumpy() if isinstance(t, mindspore.Tensor) else t
+
+    def to_array(t: Any) -> Any:
+        return t.asnumpy() if isinstance(t, mindspore.Tensor) else t
+
     result.update(run_stage("forward", path, _outputs, out, to_array, job["prefix"]))
     if job["grad"]:
         params = net.trainable_params()
@@ -149,7 +153,7 @@ def run_mindspore(job: dict) -> dict:
             return sum(parts[1:], parts[0])
 
         grads = run_stage("grad", path, mindspore.grad(total, grad_position=None, weights=params), *inputs)
-        arrays = {p.name: g.asnumpy() for p, g in zip(params, grads)}
+        arrays = {p.name: g.asnumpy() for p, g in zip(params, grads, strict=False)}
         result.update(grads=list(arrays), grads_file=_save(job["prefix"] + "-grad.npz", arrays))
     return result
 

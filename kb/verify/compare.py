@@ -22,7 +22,8 @@ def flatten(obj: Any, to_array: Callable[[Any], Any]) -> list[tuple[str, Any]]:
 
 
 def kind(a: np.ndarray) -> str:
-    return {"f": "float", "c": "complex", "b": "bool"}.get(a.dtype.kind, "int" if a.dtype.kind in "iu" else a.dtype.kind)
+    return {"f": "float", "c": "complex", "b": "bool"}.get(a.dtype.kind,
+                                                           "int" if a.dtype.kind in "iu" else a.dtype.kind)
 
 
 def compare_arrays(name: str, t: np.ndarray, m: np.ndarray, rtol: float, atol: float) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def compare_outputs(torch_outs: list[tuple[str, Any]], ms_outs: list[tuple[str, 
     """Rows for every non-None output, by position; and the first problem, if any."""
     t = [(n, a) for n, a in torch_outs if a is not None]
     m = [(n, a) for n, a in ms_outs if a is not None]
-    rows = [compare_arrays(tn, ta, ma, rtol, atol) for (tn, ta), (_, ma) in zip(t, m)]
+    rows = [compare_arrays(tn, ta, ma, rtol, atol) for (tn, ta), (_, ma) in zip(t, m, strict=False)]
     if len(t) != len(m):
         return rows, f"torch gave {len(t)} tensor outputs, MindSpore {len(m)}"
     bad = next((r for r in rows if not r["ok"]), None)

@@ -121,7 +121,7 @@ def verify_many(pairs: list[Pair], timeout: float = 300.0, rules: list[dict] | N
         if isinstance(m_list, str):
             return [Verdict("error", "run", "mindspore", message=m_list) for _ in pairs]
         m_iter = iter(m_list)
-        return [_verdict(p, t, next(m_iter) if t["ok"] else None) for p, t in zip(pairs, t_res)]
+        return [_verdict(p, t, next(m_iter) if t["ok"] else None) for p, t in zip(pairs, t_res, strict=False)]
 
 
 def _verdict(p: Pair, t: dict, m: dict | None) -> Verdict:

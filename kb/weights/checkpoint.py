@@ -55,7 +55,8 @@ def _torch_load(path: Path) -> Any:
             "msmap loads tensors only - save model.state_dict() or a .safetensors file instead"
         ) from None
     except Exception as exc:  # zip, pickle framing and storage errors of a file that is not a checkpoint
-        raise MsmapError(f"{path}: checkpoint: not a readable torch checkpoint ({type(exc).__name__}: {exc})"[:400]) from None
+        raise MsmapError(
+            f"{path}: checkpoint: not a readable torch checkpoint ({type(exc).__name__}: {exc})"[:400]) from None
 
 
 def _read_safetensors(path: Path) -> dict[str, Any]:
@@ -88,7 +89,8 @@ def _find_state_dict(path: Path, obj: Any) -> tuple[dict[str, Any], list[str]]:
             found, notes = _find_state_dict(path, inner)
             return found, [f"state_dict read from the '{key}' entry", *notes]
     shown = ", ".join(repr(k) for k in list(obj)[:8])
-    raise MsmapError(f"{path}: checkpoint: no tensors at the top level or under {'/'.join(NESTED_KEYS)} (keys: {shown})")
+    raise MsmapError(f"{path}: checkpoint: no tensors at the top level or under {'/'.join(NESTED_KEYS)} "
+                     f"(keys: {shown})")
 
 
 def _to_numpy(t: Any) -> np.ndarray:

@@ -249,7 +249,7 @@ def _by_rules(state: dict[str, np.ndarray], rules: list[dict], family: str) -> W
         if not outcomes:
             continue
         (out, ins), = outcomes
-        for k, leaf in zip(leaves, out):
+        for k, leaf in zip(leaves, out, strict=True):
             if leaf is None:
                 renamed[k] = ""
                 continue
