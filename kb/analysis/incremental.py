@@ -266,18 +266,79 @@ def shifted_references(env: Environment, old_lo: int, old_hi: int, delta: int,
     return refs, ref_names, counts
 
 
+@dataclass(frozen=True)
+class Edit:
+    """The one edit between the analysed text and the document's: ``old[start:old_end]`` became
+    ``new[start:new_end]``, changing the line count by ``lines``."""
+
+    start: int
+    old_end: int
+    new_end: int
+    lines: int
+    breaks: bool  # it removed or inserted a line break
+    names: bool  # it removed or inserted a name the resolver follows
+
+    @property
+    def delta(self) -> int:
+        return self.new_end - self.old_end
+
+    def to_old(self, offset: int, high: bool = False) -> int:
+        """``offset`` in the old text; inside the edit, its start (or its old end, for a window's end)."""
+        if offset < self.start or (offset == self.start and not high):
+            return offset
+        return offset - self.delta if offset >= self.new_end else self.old_end if high else self.start
+
+
+@dataclass
+class Parts:
+    """The uses of the previous analysis on either side of the re-analysed window, with their spans."""
+
+    before: list[Any]
+    before_spans: list[tuple[int, int]]
+    after: list[Any]
+    after_spans: list[tuple[int, int]]
+
+
 def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     """A new ``Analysis`` built from ``previous``, or None when a full analysis is needed."""
     env: Environment | None = previous.environment
     dirty = document.dirty_since(previous.revision)
     if env is None or dirty is None or len(env.edits) >= MAX_EDITS:
         return None
+    edit = local_edit(previous, document, env)
+    if edit is None:
+        return None
+    window = edited_window(previous, document, edit, dirty)
+    if window is None:
+        return None
+    lo, hi = window
+    old_lo, old_hi = edit.to_old(lo), edit.to_old(hi, True)
+    if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
+        return None  # a binding occurrence (an assignment's target) in the window
+    base_edits = env.edits + [(edit.start, edit.new_end, edit.delta)]
+    redone = window_uses(engine, env, previous, document, lo, hi, base_edits)
+    if redone is None:
+        return None
+    window_list, new_refs = redone
+    parts = moved(kept_parts(previous, old_lo, old_hi), edit, previous.source, document.source)
+    window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
+                    for u in window_list]
+    following, ref_counts = next_environment(env, document, edit, old_lo, old_hi, new_refs, base_edits)
+    alias_edit = previous.alias_edit
+    if alias_edit is not None and alias_edit.start >= edit.start:
+        alias_edit = TextEdit(alias_edit.start + edit.delta, alias_edit.end + edit.delta, alias_edit.new_text)
+    return engine.incremental_analysis(document, previous, parts.before + window_list + parts.after,
+                                       parts.before_spans + window_spans + parts.after_spans,
+                                       alias_edit, ref_counts, following)
+
+
+def local_edit(previous: Any, document: Document, env: Environment) -> Edit | None:
+    """The edit since ``previous``, when it is local (see the module's doc); else None."""
     old, new = previous.source, document.source
-    start, old_end, new_end = edit_span(old, new)
-    delta = new_end - old_end
     if b"torch" not in new:
         return None
-    names = False  # the edit holds a name the resolver follows
+    start, old_end, new_end = edit_span(old, new)
+    names = False
     for text, (a, b) in ((old, _word_bounds(old, start, old_end)), (new, _word_bounds(new, start, new_end))):
         piece = text[a:b]
         if _STRUCTURAL.search(piece):
@@ -296,38 +357,45 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         return None  # existing code would move to another indentation
     if previous.alias_edit is not None and start <= _statement_end(previous.tree.root_node, previous.alias_edit.start):
         return None  # where ``import mindspore`` goes (before that statement, after a docstring) may change
-    root = document.tree.root_node
-    word_lo, word_hi = _word_bounds(new, start, new_end)  # a word edited in its middle was another word
-    lo = min([start, word_lo] + [a for a, _ in dirty])
-    hi = max([new_end, word_hi] + [b for _, b in dirty])
+    return Edit(start, old_end, new_end, lines, breaks, names)
+
+
+def edited_window(previous: Any, document: Document, edit: Edit, dirty: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The bytes of the new text to scan again: the edited statement, widened over every use that
+    crosses it and over what tree-sitter says changed; None when a full analysis is needed."""
+    new, root = document.source, document.tree.root_node
+    word_lo, word_hi = _word_bounds(new, edit.start, edit.new_end)  # a word edited in its middle was another word
+    lo = min([edit.start, word_lo] + [a for a, _ in dirty])
+    hi = max([edit.new_end, word_hi] + [b for _, b in dirty])
     lo, hi = _statement_span(root, new, lo, hi)
-
-    def to_old(offset: int, high: bool = False) -> int:
-        """``offset`` in the old text; inside the edit, its start (or its old end, for a window's end)."""
-        if offset < start or (offset == start and not high):
-            return offset
-        return offset - delta if offset >= new_end else old_end if high else start
-
-    spans = previous.spans()
-    window_span = widen(previous, spans, lo, hi, start, delta, to_old)
-    if window_span is None:
+    window = widen(previous, previous.spans(), lo, hi, edit.start, edit.delta, edit.to_old)
+    if window is None:
         return None
-    lo, hi = window_span
-    old_lo, old_hi = to_old(lo), to_old(hi, True)
-    if _broken(root, lo, hi) or _broken(previous.tree.root_node, old_lo, old_hi):
+    lo, hi = window
+    old_root = previous.tree.root_node
+    if _broken(root, lo, hi) or _broken(old_root, edit.to_old(lo), edit.to_old(hi, True)):
         return None  # error recovery may have regrouped code around the window
-    if (breaks or names) and (document.revision != previous.revision + 1 or
-                              not _same_scope(previous.tree.root_node, root, new, lo, hi, breaks)):
+    if (edit.breaks or edit.names) and (document.revision != previous.revision + 1 or
+                                        not _same_scope(old_root, root, new, lo, hi, edit.breaks)):
         return None  # new lines or names: the window must sit in the same scope and block as before
+    return lo, hi
+
+
+def kept_parts(previous: Any, old_lo: int, old_hi: int) -> Parts:
+    """The previous uses before and after the window ``old_lo..old_hi`` (old offsets), as they were."""
+    spans = previous.spans()
     cut_lo = bisect_left(previous.starts, old_lo - previous.longest)
     cut_hi = bisect_right(previous.starts, old_hi)
     kept = zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi], strict=False)
     before = previous.uses[:cut_lo] + [u for u, (a, b) in kept if b < old_lo]
     before_spans = spans[:cut_lo] + [(a, b) for a, b in spans[cut_lo:cut_hi] if b < old_lo]
-    after, after_spans = previous.uses[cut_hi:], spans[cut_hi:]
-    if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
-        return None
-    base_edits = env.edits + [(start, new_end, delta)]
+    return Parts(before, before_spans, previous.uses[cut_hi:], spans[cut_hi:])
+
+
+def window_uses(engine: Any, env: Environment, previous: Any, document: Document, lo: int, hi: int,
+                base_edits: list[tuple[int, int, int]]) -> tuple[list[Any], list[tuple[int, str]]] | None:
+    """The uses in the window, sorted, and the references found there; None when a full analysis is needed."""
+    new, root = document.source, document.tree.root_node
     found = window_sites(env, root, new, lo, hi, base_edits)
     if found is None:
         return None
@@ -335,26 +403,32 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     if engine.settings.tensor_method_guesses and previous.has_torch_imports:
         taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
         sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
-    edit_line = old.count(b"\n", 0, old_end)
-    window = sorted((engine.use_of(site, new, previous.alias) for site in sites),
-                    key=lambda u: (u.start, u.end))
-    if delta or lines:
-        after = [_shift_use(u, start, delta, new, edit_line, lines) for u in after]
-        before = [_shift_edits(u, start, delta) if u.edits and u.edits[-1].end > start else u for u in before]
-        after_spans = [(a + delta, b + delta) for a, b in after_spans]
-    uses = before + window + after
-    window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
-                    for u in window]
-    refs, ref_names, counts = shifted_references(env, old_lo, old_hi, delta, new_refs)
+    uses = sorted((engine.use_of(site, new, previous.alias) for site in sites), key=lambda u: (u.start, u.end))
+    return uses, new_refs
+
+
+def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
+    """``parts`` in the new text: uses after the edit shifted by its length and line count, fixes
+    of uses before it that reach past it shifted where they do."""
+    if not (edit.delta or edit.lines):
+        return parts
+    delta, edit_line = edit.delta, old.count(b"\n", 0, edit.old_end)
+    after = [_shift_use(u, edit.start, delta, new, edit_line, edit.lines) for u in parts.after]
+    before = [_shift_edits(u, edit.start, delta) if u.edits and u.edits[-1].end > edit.start else u
+              for u in parts.before]
+    return Parts(before, parts.before_spans, after, [(a + delta, b + delta) for a, b in parts.after_spans])
+
+
+def next_environment(env: Environment, document: Document, edit: Edit, old_lo: int, old_hi: int,
+                     new_refs: list[tuple[int, str]], base_edits: list[tuple[int, int, int]]) -> tuple[Environment, Any]:
+    """The environment the next re-analysis starts from, and the reference counts of this one
+    (a dict, or what computes it on first use)."""
+    refs, ref_names, counts = shifted_references(env, old_lo, old_hi, edit.delta, new_refs)
     unfollowed = env.counted - env.resolver.names  # see Resolver.ref_counts: counted on demand
     ref_counts: Any = counts
     if unfollowed:
         tree, text = document.tree, document.source
         ref_counts = lambda: {**counts, **count_references(tree.root_node, text, unfollowed)}  # noqa: E731
-    non_refs = [o if o < start else o + delta for o in env.non_refs]
-    alias_edit = previous.alias_edit
-    if alias_edit is not None and alias_edit.start >= start:
-        alias_edit = TextEdit(alias_edit.start + delta, alias_edit.end + delta, alias_edit.new_text)
+    non_refs = [o if o < edit.start else o + edit.delta for o in env.non_refs]
     following = Environment(env.resolver, env.pattern, env.skip, refs, ref_names, non_refs, base_edits, env.counted)
-    return engine.analysis_of(document, uses, previous.alias, alias_edit, ref_counts, None, following,
-                          previous.has_torch_imports, True, before_spans + window_spans + after_spans)
+    return following, ref_counts
