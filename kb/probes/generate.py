@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -76,7 +76,7 @@ def kb_targets(data: Path) -> list[tuple[str, str, str, list]]:
             if (r[4] in (None, "function", "class")) and not _skip(r[0])]
 
 
-def _required(obj: Any) -> Optional[list[str]]:
+def _required(obj: Any) -> list[str] | None:
     from kb.introspect.describe import describe
 
     kind = "class" if inspect.isclass(obj) else "function"
@@ -122,7 +122,7 @@ def _deterministic(probe: dict) -> bool:
     return compare(first, second, 0, 0)[0]
 
 
-def make_probe(torch_name: str, ms_api: str, family: str, params: list) -> Optional[dict]:
+def make_probe(torch_name: str, ms_api: str, family: str, params: list) -> dict | None:
     from kb.check.live import MISSING, resolve
 
     obj, _ = resolve(torch_name)
@@ -189,10 +189,11 @@ def _ms_namespace_names() -> set[str]:
     """Every torch leaf name, guessed under each aligned MindSpore namespace (checked live)."""
     import torch
 
-    out = set()
+    out: set[str] = set()
     for tmod, mmods in (("torch", ("mindspore.mint", "mindspore.ops")),
                         ("torch.nn.functional", ("mindspore.mint.nn.functional", "mindspore.ops")),
-                        ("torch.nn", ("mindspore.mint.nn", "mindspore.nn")), ("torch.linalg", ("mindspore.mint.linalg",)),
+                        ("torch.nn", ("mindspore.mint.nn", "mindspore.nn")),
+                        ("torch.linalg", ("mindspore.mint.linalg",)),
                         ("torch.special", ("mindspore.mint.special",))):
         module = eval(tmod, {"torch": torch})
         for leaf in dir(module):

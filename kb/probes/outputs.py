@@ -49,7 +49,7 @@ def compare(t: Any, m: Any, rtol: float = 1e-4, atol: float = 1e-5, path: str = 
         if len(t) != len(m):
             return False, f"{path}: {len(t)} outputs (torch) vs {len(m)} (mindspore)", 0.0
         worst, detail, same = 0.0, "", True
-        for i, (a, b) in enumerate(zip(t, m)):
+        for i, (a, b) in enumerate(zip(t, m, strict=True)):
             s, d, w = compare(a, b, rtol, atol, f"{path}[{i}]")
             worst = max(worst, w)
             if not s and same:

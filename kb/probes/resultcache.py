@@ -18,7 +18,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 SETTLED = ("pass", "wrong", "crash", "no_cpu_kernel", "weights", "torch_error")
 FORMAT = 1  # bump when the meaning of a stored result changes
@@ -44,7 +44,7 @@ def environment() -> dict[str, Any]:
 class ResultCache:
     """``get(case)`` -> (result, detail) or None; ``put(case)`` stores a settled result."""
 
-    def __init__(self, folder: Path, env: Optional[dict[str, Any]] = None) -> None:
+    def __init__(self, folder: Path, env: dict[str, Any] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "results.sqlite"
         self.env = env if env is not None else environment()
@@ -58,7 +58,7 @@ class ResultCache:
                            case.rtol, case.atol], sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def get(self, case: Any) -> Optional[tuple[str, str]]:
+    def get(self, case: Any) -> tuple[str, str] | None:
         row = self.conn.execute("SELECT result, detail FROM results WHERE key=?", (self.key(case),)).fetchone()
         if row is None:
             self.misses += 1

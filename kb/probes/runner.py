@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from typing import Any, Callable, Optional
+from collections.abc import Callable
 
 from kb.check.run import ROOT, child_env
 
@@ -27,7 +27,7 @@ _LIVE: set = set()  # worker processes still running (killed if the run is inter
 
 
 def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker", python: str = sys.executable
-            ) -> tuple[list[dict], Optional[int], bool, str]:
+            ) -> tuple[list[dict], int | None, bool, str]:
     """(results received, exit code, timed out?, stderr tail) of one ``worker`` module process."""
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([python, "-m", worker], stdin=subprocess.PIPE,

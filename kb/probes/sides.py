@@ -124,8 +124,8 @@ def copy_state(cell: Any, state: dict[str, Any]) -> str:
     shapes = [tuple(p.shape) for p in params]
     if len(values) != len(params) and len(set(shapes)) == len(shapes):  # by order only when no shape repeats
         floats = [v for v in state.values() if v.dtype.kind == "f"]
-        if len(floats) == len(params) and all(tuple(v.shape) == s for v, s in zip(floats, shapes)):
-            values = {p.name: v for p, v in zip(params, floats)}
+        if len(floats) == len(params) and all(tuple(v.shape) == s for v, s in zip(floats, shapes, strict=True)):
+            values = {p.name: v for p, v in zip(params, floats, strict=True)}
     if len(values) != len(params):
         return (f"cannot map torch state {[(k, tuple(v.shape)) for k, v in state.items()]} onto mindspore "
                 f"parameters {[(p.name, tuple(p.shape)) for p in params]}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kb.probes import timing
@@ -35,15 +36,7 @@ def run_timing(args: argparse.Namespace, data: Path) -> int:
             sys.stderr.write(f"msmap probe: {python}: no mindspore installed for this interpreter\n")
             return 2
         started = time.perf_counter()
-        done = [0]
-
-        def tick(_r: dict) -> None:
-            done[0] += 1
-            if sys.stderr.isatty():
-                sys.stderr.write(f"\rmsmap probe --timing: mindspore {ms_version}: {done[0]} measurements")
-                sys.stderr.flush()
-
-        got = timing.measure(ops, python, on_result=tick)
+        got = timing.measure(ops, python, on_result=_progress(ms_version))
         if sys.stderr.isatty():
             sys.stderr.write("\r" + " " * 70 + "\r")
         rows = timing.rows(ops, got, {"mindspore": ms_version, "torch": torch_version})
@@ -69,6 +62,20 @@ def run_timing(args: argparse.Namespace, data: Path) -> int:
     if args.check and drifted:
         return 1
     return 1 if failed else 0
+
+
+def _progress(ms_version: str) -> Callable[[dict], None]:
+    """A per-result callback that counts measurements on a terminal's stderr line."""
+    done = 0
+
+    def tick(_r: dict) -> None:
+        nonlocal done
+        done += 1
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rmsmap probe --timing: mindspore {ms_version}: {done} measurements")
+            sys.stderr.flush()
+
+    return tick
 
 
 def render_table(rows: list[dict]) -> str:

@@ -19,7 +19,8 @@ import re
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 STOP_AFTER_MS_ERROR = 3
 # mindspore 2.7's wording for a missing CPU kernel (beside kb.probes.worker.NO_KERNEL_RE's)
@@ -52,14 +53,21 @@ def _namespace(side: str) -> tuple[dict[str, Any], Callable[[Any], Any]]:
     import numpy as np
 
     rng = np.random.default_rng(0)
+
+    def normal(*shape: int) -> Any:
+        return rng.standard_normal(shape).astype("float32")
+
+    def integers(high: int, *shape: int) -> Any:
+        return rng.integers(0, high, shape)
+
     if side == "torch":
         import torch
 
         torch.set_num_threads(1)
         torch.set_grad_enabled(False)
         ns = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional,
-              "randn": lambda *s: torch.from_numpy(rng.standard_normal(s).astype("float32")),
-              "randint": lambda hi, *s: torch.from_numpy(rng.integers(0, hi, s).astype("int64"))}
+              "randn": lambda *s: torch.from_numpy(normal(*s)),
+              "randint": lambda hi, *s: torch.from_numpy(integers(hi, *s).astype("int64"))}
         return ns, lambda out: out  # torch's CPU ops return when done
     import mindspore as ms
 
@@ -72,8 +80,8 @@ def _namespace(side: str) -> tuple[dict[str, Any], Callable[[Any], Any]]:
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)
     ns = {"ms": ms, "mindspore": ms, "nn": ms.nn, "ops": ms.ops, "Tensor": ms.Tensor,
-          "randn": lambda *s: ms.Tensor(rng.standard_normal(s).astype("float32")),
-          "randint": lambda hi, *s: ms.Tensor(rng.integers(0, hi, s).astype("int32"))}
+          "randn": lambda *s: ms.Tensor(normal(*s)),
+          "randint": lambda hi, *s: ms.Tensor(integers(hi, *s).astype("int32"))}
     if side == "mint":
         ns.update(mint=ms.mint, F=ms.mint.nn.functional)
 

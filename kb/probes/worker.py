@@ -14,11 +14,13 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 STOP_AFTER_MS_ERROR = 3
 NO_KERNEL_RE = re.compile(r"kernel \S+ unregistered|Select CPU operator\[\w+\] fail|Create kernelmod for op \w+ failed|"
-                          r"Not found op \w+ on device CPU|only supports? Ascend|not (?:be )?supported on (?:the )?CPU|no (?:CPU )?kernel|"
+                          r"Not found op \w+ on device CPU|only supports? Ascend|not (?:be )?supported on (?:the )?CPU|"
+                          r"no (?:CPU )?kernel|"
                           r"Unsupported op .* on CPU|can not find (?:any )?(?:kernel|op)|does not support CPU|"
                           r"not support(?:ed)? (?:in|on) CPU|KernelNotFound|Not found kernel", re.I)
 
@@ -79,13 +81,17 @@ def _call(side: str, probe: dict, arrays: list[Any]) -> Any:
     if side == "torch":
         import torch
 
-        one = lambda a: torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a  # noqa: E731
+        tensor: Callable[[Any], Any] = torch.from_numpy
         api, kwargs = probe["torch"], probe.get("torch_kwargs") or {}
     else:
         import mindspore
 
-        one = lambda a: mindspore.Tensor(np.array(a)) if isinstance(a, np.ndarray) else a  # noqa: E731
+        tensor = mindspore.Tensor
         api, kwargs = probe["ms_api"], probe.get("ms_kwargs") or {}
+
+    def one(a: Any) -> Any:
+        return tensor(np.array(a)) if isinstance(a, np.ndarray) else a
+
     obj = _resolve(api)
     args = [[one(x) for x in a] if isinstance(a, list) and a and isinstance(a[0], np.ndarray) else one(a)
             for a in arrays]
@@ -126,8 +132,8 @@ def _sync_ms_params(cell: Any) -> None:
     if all(t is not None for t in by_name):
         options = [by_name] + options  # same names (after aliases) first, then order and shape
     for tps in options:
-        if len(tps) == len(mps) and all(tuple(t.shape) == tuple(m.shape) for t, m in zip(tps, mps)):
-            for t, m in zip(tps, mps):
+        if len(tps) == len(mps) and all(tuple(t.shape) == tuple(m.shape) for t, m in zip(tps, mps, strict=True)):
+            for t, m in zip(tps, mps, strict=True):
                 m.set_data(mindspore.Tensor(t.astype(mindspore.dtype_to_nptype(m.dtype))))
             return
     raise ValueError(f"cannot align parameters: torch {[t.shape for t in options[0]]} vs mindspore "
