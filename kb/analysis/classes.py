@@ -65,7 +65,7 @@ class LocalClass:
     """A class defined in the analysed file whose ancestry reaches torch."""
 
     name: str
-    node: Any  # class_definition
+    node: Any  # class_definition; None for a class imported from a sibling file
     torch_bases: list[str] = field(default_factory=list)
     local_bases: list["LocalClass"] = field(default_factory=list)
     base_nodes: list[tuple[Any, str]] = field(default_factory=list)  # (base expr node, torch name)
@@ -75,7 +75,8 @@ class LocalClass:
 
     @property
     def key(self) -> int:
-        return self.node.start_byte
+        # A class imported from a sibling file (siblingclasses.py) has no node here.
+        return self.node.start_byte if self.node is not None else -1 - id(self)
 
     def changed(self) -> None:
         """Forget cached answers (a base was added somewhere in the file)."""

@@ -24,9 +24,11 @@ def note_for(left: Leftover) -> str:
     return f"{reason} (see: msmap lookup {left.torch_name})"
 
 
-def convert_source(engine: Any, source: Union[str, bytes]) -> FixAllResult:
-    """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines)."""
-    fixed: FixAllResult = engine.fix_all(Document(source))
+def convert_source(engine: Any, source: Union[str, bytes], imported_classes: Optional[dict] = None) -> FixAllResult:
+    """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines).
+
+    ``imported_classes``: torch classes the file imports from its siblings (siblingclasses.py)."""
+    fixed: FixAllResult = engine.fix_all(Document(source, imported_classes=imported_classes))
     for left in fixed.left + fixed.unsure:
         left.line = fixed.source.count(b"\n", 0, left.offset) + 1
     if fixed.error is not None or not (fixed.left or fixed.unsure):

@@ -64,8 +64,11 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
 class Document:
     """Source text (kept as UTF-8 bytes) plus its parse tree."""
 
-    def __init__(self, text: Union[str, bytes] = b"", uri: Optional[str] = None, version: int = 0):
+    def __init__(self, text: Union[str, bytes] = b"", uri: Optional[str] = None, version: int = 0,
+                 imported_classes: Optional[dict] = None):
         self.uri = uri
+        # Torch classes the file imports from sibling files, by bound name (siblingclasses.py).
+        self.imported_classes: dict = imported_classes or {}
         self.version = version
         self.source = _as_bytes(text)
         self.tree = parser().parse(self.source)

@@ -228,7 +228,7 @@ class Engine:
         if b"torch" not in source:
             return Analysis(document, [], "ms", None, {})
         root = document.tree.root_node
-        resolver = Resolver(root, source, self.catalog)
+        resolver = Resolver(root, source, self.catalog, document.imported_classes)
         sites = resolver.run()
         skip = {n.bound for _, n in resolver.imports.names}
         skip |= {b.name for bs in resolver.bindings.table.values() for b in bs if b.kind in ("typed", "class")}

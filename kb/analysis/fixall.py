@@ -32,6 +32,21 @@ def _defines(edit: TextEdit) -> Optional[str]:
     return found[1] if found else None
 
 
+def _joined_definitions(edits: list[TextEdit]) -> list[TextEdit]:
+    """Definitions inserted at the same place become one insertion (in the order asked for)."""
+    at: dict[int, int] = {}  # place -> index in ``joined`` of the definition written there
+    joined: list[TextEdit] = []
+    for edit in edits:
+        if _defines(edit) and edit.start in at:
+            index = at[edit.start]
+            joined[index] = TextEdit(edit.start, edit.end, joined[index].new_text + edit.new_text)
+            continue
+        if _defines(edit):
+            at[edit.start] = len(joined)
+        joined.append(edit)
+    return joined
+
+
 def parses(source: bytes) -> Optional[str]:
     """None when ``source`` is valid Python, else a one-line reason."""
     try:
@@ -135,7 +150,7 @@ def _fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult
                if not u.unchanged}
     unsure = _unsure(before, sure)
     if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
-        work = Document(original)
+        work = Document(original, imported_classes=doc.imported_classes)
         rejected: set[tuple[str, int]] = set()
         for _ in range(MAX_PASSES):
             analysis = engine.analyze(work)
@@ -151,10 +166,12 @@ def _fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult
                 if all(e in taken for e in use.edits):
                     chosen.append(use)  # shares its fix with a chosen use (a class migration)
                     continue
-                if any(e not in taken and taken.overlaps(e) for e in use.edits):
+                # Definitions (adapters, helpers) go between top-level statements: two fixes may
+                # insert theirs at the same place (``edits_of`` writes them as one insertion).
+                if any(e not in taken and not _defines(e) and taken.overlaps(e) for e in use.edits):
                     continue  # nested in another fix: next pass (an edit two fixes share is made once)
                 chosen.append(use)
-                taken.extend(use.edits)
+                taken.extend([e for e in use.edits if not _defines(e)])
             if not chosen:
                 unsure = _unsure(analysis, sure)
                 break
@@ -273,6 +290,7 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
             if key not in seen and (not name or first[name] == edit.start):
                 seen.add(key)
                 unique.append(edit)
+        unique = _joined_definitions(unique)
         if analysis.needs_alias(unique):
             unique.append(analysis.alias_edit)
         return unique

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from kb.analysis.settings import EngineSettings
+from kb.analysis.siblingclasses import imported_classes
 from kb.analysis.starimports import explicit_star_imports
 
 SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_modules"})
@@ -338,7 +339,7 @@ def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
     if b"torch" not in data:
         return result
     try:
-        converted = convert_source(engine, data)
+        converted = convert_source(engine, data, imported_classes(Path(path), data))
     except Exception as exc:  # never lose the whole run to one file
         result.error = f"internal error while converting: {type(exc).__name__}: {exc}"
         return result

@@ -124,8 +124,9 @@ def count_references(root: Any, source: bytes, names: Any) -> dict[str, int]:
 
 
 class Resolver:
-    def __init__(self, root: Any, source: bytes, catalog: Catalog) -> None:
+    def __init__(self, root: Any, source: bytes, catalog: Catalog, imported_classes: Optional[dict] = None) -> None:
         self.root, self.source, self.catalog = root, source, catalog
+        self.imported_classes = imported_classes or {}  # name -> siblingclasses.ImportedClass
         self.scopes = ScopeIndex(root, source)
         self.bindings = Bindings()
         self.imports = ImportTable.build(root, source)
@@ -224,6 +225,13 @@ class Resolver:
         scope = self.scopes.enclosing(stmt)
         for name in self.imports.by_statement.get(stmt.start_byte, ()):
             torch = is_torch_path(name.target)
+            imported = self.imported_classes.get(name.bound) if name.target is None else None
+            if imported is not None:  # a sibling file's class deriving from torch: like a class of this file
+                local = LocalClass(imported.name, None, list(imported.torch_bases),
+                                   methods=dict.fromkeys(imported.methods))
+                self.bindings.add(Binding(name.bound, scope, stmt.end_byte, "class", local, name.ident))
+                self._want(name.bound)
+                continue
             self.bindings.add(Binding(name.bound, scope, stmt.end_byte, "module" if torch else "other",
                                       name.target if torch else None, name.ident))
             if torch and self.catalog.reaches(name.target):

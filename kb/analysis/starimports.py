@@ -44,6 +44,9 @@ def _module_file(path: Path, node: ast.ImportFrom) -> Optional[Path]:
     return None
 
 
+module_file = _module_file  # the file a relative ``from`` import reads (siblingclasses.py too)
+
+
 def _exported(tree: ast.Module) -> Optional[set[str]]:
     """The names of a literal ``__all__``, or None when the module has none (or not a literal)."""
     for statement in tree.body:
