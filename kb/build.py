@@ -12,13 +12,15 @@ import os
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import sqlite_utils
 
 from kb import paths
 from kb.dbfile import APPLICATION_ID, check_replaceable
+from kb.derive import compare_params
 from kb.errors import MsmapError
 from kb.model import Caveat, Mapping, Target
 from kb.sources import Sources, load_sources
@@ -56,10 +58,6 @@ def _snapshot_index(snapshots: list[dict]) -> tuple[dict, dict, list[str]]:
 
 def _compare(torch_api: dict | None, ms_api: dict | None) -> list[dict]:
     if not torch_api or not ms_api:
-        return []
-    try:
-        from kb.derive import compare_params
-    except ImportError:
         return []
     _, params = compare_params(torch_api, ms_api)
     return [p if isinstance(p, dict) else p.model_dump() for p in params]
@@ -129,13 +127,13 @@ def merge(src: Sources) -> Iterable[tuple[Mapping, str, list[tuple[Target, str]]
             yield merged, "curated+derived", targets
         elif cur:
             yield cur, "curated", [(t, "curated") for t in cur.targets]
-        else:
+        elif der is not None:
             advice = _inplace_advice(name, src) if all(t.relation == "no_equivalent" for t in der.targets) else None
             yield (der.model_copy(update={"advice": advice}) if advice else der), "derived", [
                 (t, "derived") for t in der.targets]
 
 
-def _inplace_advice(name: str, src: Sources) -> Optional[str]:
+def _inplace_advice(name: str, src: Sources) -> str | None:
     """The recipe for an in-place torch API (``torch.Tensor.abs_``, ``torch.relu_``) that MindSpore lacks while
     its out-of-place twin maps: rebind the result. None for any other name."""
     head, _, leaf = name.rpartition(".")
@@ -230,9 +228,11 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
                 "kind": a.get("kind"), "signature": a.get("signature"),
                 "params": json.dumps(a.get("params") or []), "namespace": a.get("namespace"),
             })
-    db["apis"].insert_all(api_rows, pk=("name", "version"), batch_size=5000)
+    db.table("apis").insert_all(api_rows, pk=("name", "version"), batch_size=5000)
 
-    mapping_rows, target_rows, link_rows = [], [], []
+    mapping_rows: list[dict[str, Any]] = []
+    target_rows: list[dict[str, Any]] = []
+    link_rows: list[dict[str, Any]] = []
     newest = ms_versions[-1] if ms_versions else None
     probes = [p for p in src.extra.get("probes") or [] if isinstance(p, dict) and p.get("kind") != "rewrite"]
     differs = _probe_differences(probes, newest) if verdicts else {}
@@ -244,7 +244,7 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
             applies.setdefault(name, []).append(cid)
     for m, source, targets in merge(src):
         rows = [_target_row(m.torch, i, t, s, torch_apis, ms_apis) for i, (t, s) in enumerate(targets)]
-        for r, (t, s) in zip(rows, targets):
+        for r, (t, s) in zip(rows, targets, strict=True):
             # A curator's explicit ``auto: true`` stands on the rewrite's own parameter map; an
             # equivalence probe that called MindSpore with other arguments is no evidence against it.
             proof = proofs.get((m.torch, r["family"], r["api"]))
@@ -270,16 +270,16 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
             "summary": _summary(rows), "torch_since": m.torch_versions.since,
             "torch_until": m.torch_versions.until, "torch_requires": m.torch_requires,
         })
-    db["mappings"].insert_all(mapping_rows, pk="torch", batch_size=5000)
-    db["targets"].insert_all(target_rows, pk=("torch", "seq"), batch_size=5000)
-    db["caveats"].insert_all(
+    db.table("mappings").insert_all(mapping_rows, pk="torch", batch_size=5000)
+    db.table("targets").insert_all(target_rows, pk=("torch", "seq"), batch_size=5000)
+    db.table("caveats").insert_all(
         [_caveat_row(c, src.origin.get("caveat:" + c.id, "")) for c in src.caveats.values()], pk="id"
     )
-    db["mapping_caveats"].insert_all(link_rows, pk=("torch", "caveat_id"), batch_size=5000)
+    db.table("mapping_caveats").insert_all(link_rows, pk=("torch", "caveat_id"), batch_size=5000)
     for table in ("checks", "probes"):  # recorded verification results (data/checks, data/probes)
         rows = [r for r in src.extra.get(table, []) if isinstance(r, dict) and r.get("kind") != "rewrite"]
         if rows:
-            db[table].insert_all(rows, alter=True)
+            db.table(table).insert_all(rows, alter=True)
     _write_timings(db, [r for r in src.extra.get("timing", []) if isinstance(r, dict)])
 
     db.execute("CREATE INDEX idx_targets_api ON targets(api)")
@@ -295,15 +295,16 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
         "ms_versions": json.dumps(ms_versions),
         "torch_version": next((s["version"] for s in src.snapshots if s["framework"] == "torch"), ""),
     }
-    db["meta"].insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key")
+    db.table("meta").insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key")
     conn.commit()
     conn.close()
-    return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats), "apis": len(api_rows)}
+    return {"mappings": len(mapping_rows), "targets": len(target_rows), "caveats": len(src.caveats),
+            "apis": len(api_rows)}
 
 
-def _probe_differences(probes: list, ms_version: str | None) -> dict[tuple[str, str], list[dict]]:
+def _probe_differences(probes: list, ms_version: str | None) -> dict[tuple[str | None, str | None], list[dict]]:
     """Equivalence probes that found different outputs on the newest snapshotted MindSpore."""
-    out: dict[tuple[str, str], list[dict]] = {}
+    out: dict[tuple[str | None, str | None], list[dict]] = {}
     for p in probes:
         if (isinstance(p, dict) and p.get("result") == "differs" and p.get("kind") != "caveat"
                 and p.get("ms_version") == ms_version):
@@ -324,7 +325,7 @@ def _no_cpu_kernel(probes: list, ms_version: str | None) -> set[str]:
     return missing - ran
 
 
-def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str, str, str], dict]:
+def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str | None, str | None, str | None], dict]:
     """Rewrite probes (``msmap probe --rewrites``) of the newest snapshotted MindSpore, by
     (torch, family, MindSpore API)."""
     return {(p.get("torch"), p.get("family"), p.get("ms_api")): p for p in probes
@@ -359,7 +360,8 @@ def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:
     details = "; ".join(sorted({p.get("detail") or "" for p in found}))
     dtype_only = all("values equal but dtype" in (p.get("detail") or "") for p in found)
     verdict = (f"Probe (mindspore {found[0].get('ms_version')}, {found[0].get('device') or 'cpu'}): {details}."
-               + ("" if dtype_only else " Outputs differ for the same call, so msmap does not rewrite it automatically."))
+               + ("" if dtype_only
+                  else " Outputs differ for the same call, so msmap does not rewrite it automatically."))
     row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
     if not dtype_only:
         row["auto"] = 0
@@ -369,28 +371,28 @@ def _write_timings(db: sqlite_utils.Database, rows: list[dict]) -> None:
     """``timings``: recorded op timings (data/timing/, ``msmap probe --timing``), one row per op, family,
     device, MindSpore version and shape; ``timing_names``: the torch APIs each measured op stands for."""
     T, F = str, float
-    db["timings"].create({"op": T, "torch": T, "family": T, "ms_api": T, "device": T, "ms_version": T,
+    db.table("timings").create({"op": T, "torch": T, "family": T, "ms_api": T, "device": T, "ms_version": T,
                           "torch_version": T, "shape": T, "result": T, "ms": F, "spread": F, "torch_ms": F,
                           "torch_spread": F, "ratio": F, "ratio_spread": F, "date": T, "machine": T, "detail": T})
-    db["timing_names"].create({"torch": T, "op": T}, pk=("torch", "op"))
-    columns = set(db["timings"].columns_dict)
-    db["timings"].insert_all(({k: v for k, v in r.items() if k in columns} for r in rows), batch_size=5000)
+    db.table("timing_names").create({"torch": T, "op": T}, pk=("torch", "op"))
+    columns = set(db.table("timings").columns_dict)
+    db.table("timings").insert_all(({k: v for k, v in r.items() if k in columns} for r in rows), batch_size=5000)
     names = {(name, r["op"]) for r in rows for name in r.get("torch_apis") or [r.get("torch")] if name}
-    db["timing_names"].insert_all(({"torch": t, "op": op} for t, op in sorted(names)), pk=("torch", "op"))
+    db.table("timing_names").insert_all(({"torch": t, "op": op} for t, op in sorted(names)), pk=("torch", "op"))
     db.execute("CREATE INDEX idx_timings_op ON timings(op)")
 
 
 def _write_origins(db: sqlite_utils.Database, src: Sources) -> None:
     """``origins``: "mapping:<torch>" / "caveat:<id>" -> "file:line" of the curated entry (for msmap check)."""
-    db["origins"].create({"ref": str, "origin": str}, pk="ref")
-    db["origins"].insert_all([{"ref": k, "origin": v} for k, v in sorted(src.origin.items())], pk="ref")
+    db.table("origins").create({"ref": str, "origin": str}, pk="ref")
+    db.table("origins").insert_all([{"ref": k, "origin": v} for k, v in sorted(src.origin.items())], pk="ref")
 
 
 def _write_weight_rules(db: sqlite_utils.Database, src: Sources) -> None:
     """``weight_rules``: torch state_dict key -> MindSpore parameter name rules (msmap weights/verify)."""
     T = str
-    db["weight_rules"].create({"seq": int, "layer": T, "family": T, "rule": T, "origin": T}, pk="seq")
-    db["weight_rules"].insert_all(
+    db.table("weight_rules").create({"seq": int, "layer": T, "family": T, "rule": T, "origin": T}, pk="seq")
+    db.table("weight_rules").insert_all(
         {"seq": i, "layer": r.layer, "family": r.family, "rule": r.model_dump_json(), "origin": origin}
         for i, (r, origin) in enumerate(src.weight_rules)
     )
@@ -398,27 +400,27 @@ def _write_weight_rules(db: sqlite_utils.Database, src: Sources) -> None:
 
 def _index_verification(db: sqlite_utils.Database) -> None:
     """Indexes for kb.query.checks_for / probes_for (one lookup per target; the checks table is large)."""
-    if db["checks"].exists() and "subject" in db["checks"].columns_dict:
+    if db.table("checks").exists() and "subject" in db.table("checks").columns_dict:
         db.execute("CREATE INDEX idx_checks_subject ON checks(subject)")
-    if db["probes"].exists() and {"torch", "ms_api"} <= set(db["probes"].columns_dict):
+    if db.table("probes").exists() and {"torch", "ms_api"} <= set(db.table("probes").columns_dict):
         db.execute("CREATE INDEX idx_probes_pair ON probes(torch, ms_api)")
 
 
 def _create_tables(db: sqlite_utils.Database) -> None:
     """Explicit schema, so an empty data set still yields a queryable DB."""
-    T, I = str, int
-    db["apis"].create({"name": T, "framework": T, "version": T, "kind": T, "signature": T, "params": T,
+    T = str
+    db.table("apis").create({"name": T, "framework": T, "version": T, "kind": T, "signature": T, "params": T,
                        "namespace": T}, pk=("name", "version"))
-    db["mappings"].create({"torch": T, "short": T, "kind": T, "namespace": T, "source": T, "advice": T,
+    db.table("mappings").create({"torch": T, "short": T, "kind": T, "namespace": T, "source": T, "advice": T,
                            "torch_signature": T, "provenance": T, "summary": T, "torch_since": T,
                            "torch_until": T, "torch_requires": T}, pk="torch")
-    db["targets"].create({"torch": T, "family": T, "seq": I, "api": T, "relation": T, "auto": I, "since": T,
+    db.table("targets").create({"torch": T, "family": T, "seq": int, "api": T, "relation": T, "auto": int, "since": T,
                           "until": T, "note": T, "params": T, "provenance": T, "example": T, "ms_signature": T,
                           "source": T, "no_kernel": T, "template": T, "helper": T, "proof": T}, pk=("torch", "seq"))
-    db["caveats"].create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
+    db.table("caveats").create({"id": T, "title": T, "body": T, "severity": T, "topic": T, "applies_to": T,
                           "ms_since": T, "ms_until": T, "torch_since": T, "torch_until": T, "provenance": T,
                           "claims": T, "origin": T}, pk="id")
-    db["mapping_caveats"].create({"torch": T, "caveat_id": T, "seq": I}, pk=("torch", "caveat_id"))
+    db.table("mapping_caveats").create({"torch": T, "caveat_id": T, "seq": int}, pk=("torch", "caveat_id"))
 
 
 def _split_words(name: str) -> str:
@@ -468,7 +470,7 @@ def build(data: Path | None = None, out: Path | None = None, verdicts: bool = Tr
         raise DataError(f"{data}: no curated/ folder: is MSMAP_DATA pointing at msmap's data/?")
     started = time.perf_counter()
     fp = paths.fingerprint(data)
-    counts = write_db(load_sources(data), out, fp, verdicts=verdicts)
+    counts: dict[str, Any] = write_db(load_sources(data), out, fp, verdicts=verdicts)
     counts["seconds"] = round(time.perf_counter() - started, 2)
     counts["db"] = str(out)
     return counts

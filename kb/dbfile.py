@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
-from typing import Optional
 
 from kb import paths
 from kb.errors import MsmapError
@@ -26,7 +25,7 @@ APPLICATION_ID = 0x6D736D70  # "msmp"
 HEADER = b"SQLite format 3\x00"
 
 
-def application_id(path: Path) -> Optional[int]:
+def application_id(path: Path) -> int | None:
     """The header's application id, or None when the file is not a SQLite database."""
     try:
         with open(path, "rb") as handle:
@@ -81,7 +80,7 @@ def remember_intact(path: Path) -> None:
         pass  # an unwritable cache only costs a check on the next start
 
 
-def damage(path: Path) -> Optional[str]:
+def damage(path: Path) -> str | None:
     """None when the database is intact (or known intact since it last changed), else why not."""
     try:
         if _stamp_file(path).read_text() == _stamp(path):

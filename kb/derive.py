@@ -147,7 +147,7 @@ def compare_params(torch_api: dict, ms_api: dict) -> tuple[str, list[dict]]:
     flags = {"names": False, "more": False, "defaults": False}
     unmatched: list[tuple[int, list, dict]] = []
     aligned = _aligned_prefix(t_params, m_params)
-    for ti, (name, kind, default) in enumerate(t_params):
+    for ti, (name, _kind, default) in enumerate(t_params):
         entry = _param(name, None, "same", default, None)
         maps.append(entry)
         mi = m_index.get(name)
@@ -156,7 +156,7 @@ def compare_params(torch_api: dict, ms_api: dict) -> tuple[str, list[dict]]:
             continue
         used.add(mi)
         _fill_match(entry, t_params[ti], m_params[mi], ti, mi, t_params, m_params, flags)
-    for ti, (name, kind, default), entry in unmatched:
+    for ti, (name, kind, _default), entry in unmatched:
         partner = _positional_partner(ti, kind, m_params, used, aligned)
         if partner is not None:
             used.add(partner)
@@ -218,7 +218,7 @@ def _aligned_prefix(t_params: list, m_params: list) -> int:
     """
     t_names, m_names = {p[0] for p in t_params}, {p[0] for p in m_params}
     count = 0
-    for t, m in zip(t_params, m_params):
+    for t, m in zip(t_params, m_params, strict=False):
         if t[1] not in POSITIONAL or m[1] not in POSITIONAL:
             break
         renamable = t[0] not in m_names and m[0] not in t_names and t[0] not in TORCH_ONLY_PARAMS
@@ -294,7 +294,7 @@ def mapping_for(name: str, entry: dict, ms_snaps: list[dict], ref: str) -> dict:
     newest = ms_snaps[-1]
     found = {family: candidate(name, entry, family, newest["apis"]) for family in FAMILIES}
     targets = [
-        _target(family, found[family], entry, newest["apis"][found[family]], ms_snaps, ref) if found[family]
+        _target(family, api, entry, newest["apis"][api], ms_snaps, ref) if (api := found[family])
         else _no_equivalent(name, entry, family, found, newest, ref)
         for family in FAMILIES
     ]
@@ -310,6 +310,7 @@ def _prov(ref: str) -> dict:
 
 
 def _target(family: str, api: str, t_entry: dict, m_entry: dict, ms_snaps: list[dict], ref: str) -> dict:
+    params: list[dict]
     if t_entry["kind"] not in CALLABLE_KINDS:
         relation, params, auto, note = "consistent", [], True, None
     elif t_entry.get("signature") is None or m_entry.get("signature") is None:

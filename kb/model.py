@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -82,24 +81,24 @@ class ProvenanceKind(str, Enum):
 class Provenance(Strict):
     kind: ProvenanceKind
     ref: str = Field(min_length=1, description="seed file name, URL, or 'mindspore 2.10.0'")
-    note: Optional[str] = None
+    note: str | None = None
 
 
 class VersionRange(Strict):
     """Half-open range [since, until) of a framework's versions; None = unbounded."""
 
-    since: Optional[str] = None
-    until: Optional[str] = None
+    since: str | None = None
+    until: str | None = None
 
     @field_validator("since", "until")
     @classmethod
-    def _version(cls, v: Optional[str]) -> Optional[str]:
+    def _version(cls, v: str | None) -> str | None:
         if v is not None and not VERSION_RE.match(str(v)):
             raise ValueError(f"not a version like '2.3' or '2.10.0': {v!r}")
         return None if v is None else str(v)
 
     @model_validator(mode="after")
-    def _ordered(self) -> "VersionRange":
+    def _ordered(self) -> VersionRange:
         if self.since and self.until and version_key(self.since) >= version_key(self.until):
             raise ValueError(f"since {self.since} is not before until {self.until}")
         return self
@@ -118,11 +117,11 @@ class Claim(Strict):
 
     kind: ClaimKind
     api: str
-    param: Optional[str] = None
-    value: Optional[str] = Field(None, description="Python literal as text, e.g. 'False', \"'same'\"")
+    param: str | None = None
+    value: str | None = Field(None, description="Python literal as text, e.g. 'False', \"'same'\"")
 
     @model_validator(mode="after")
-    def _shape(self) -> "Claim":
+    def _shape(self) -> Claim:
         if not DOTTED_RE.match(self.api):
             raise ValueError(f"api is not a dotted name: {self.api!r}")
         needs_param = self.kind in ("has_param", "lacks_param", "default")
@@ -134,21 +133,21 @@ class Claim(Strict):
 
 
 class ParamMap(Strict):
-    torch: Optional[str] = None  # None for MindSpore-only params
-    ms: Optional[str] = None  # None for dropped/unsupported torch params
+    torch: str | None = None  # None for MindSpore-only params
+    ms: str | None = None  # None for dropped/unsupported torch params
     kind: ParamKind = ParamKind.same
-    torch_default: Optional[str] = None  # Python literal text, as in the signature
-    ms_default: Optional[str] = None
-    transform: Optional[str] = Field(
+    torch_default: str | None = None  # Python literal text, as in the signature
+    ms_default: str | None = None
+    transform: str | None = Field(
         None, description="Python expression of the torch value named 'v', e.g. '1 - v'"
     )
-    symbolic: Optional[str] = Field(
+    symbolic: str | None = Field(
         None, description="expression of 'v' written when the value is not a literal (default: transform)"
     )
-    note: Optional[str] = None
+    note: str | None = None
 
     @model_validator(mode="after")
-    def _shape(self) -> "ParamMap":
+    def _shape(self) -> ParamMap:
         if self.torch is None and self.ms is None:
             raise ValueError("a ParamMap needs 'torch' or 'ms'")
         if self.kind in ("dropped", "unsupported") and self.torch is None:
@@ -176,25 +175,25 @@ class Example(Strict):
 
 class Target(Strict):
     family: Family
-    api: Optional[str] = None  # fully qualified MindSpore name; None when no_equivalent
+    api: str | None = None  # fully qualified MindSpore name; None when no_equivalent
     relation: Relation
     params: list[ParamMap] = Field(default_factory=list)
-    note: Optional[str] = None  # Markdown, one short paragraph
+    note: str | None = None  # Markdown, one short paragraph
     ms_versions: VersionRange = Field(default_factory=VersionRange)
     provenance: list[Provenance] = Field(default_factory=list)
-    example: Optional[Example] = None
+    example: Example | None = None
     # Whether a call can be rewritten mechanically (callee + params).  Context
     # changes and composites never are.
-    auto: Optional[bool] = None
+    auto: bool | None = None
     # Call templates for rewrites that are not callee + arguments (``x.size(d)`` -> ``x.shape[d]``):
     # the first whose ``{param}`` placeholders the call passes is used (see kb/analysis/templates.py).
     template: list[str] = Field(default_factory=list)
     # A function the template calls, written once into the converted file (its source; ``{ms}`` is
     # the MindSpore alias), for rewrites too long for one expression (scaled_dot_product_attention).
-    helper: Optional[str] = None
+    helper: str | None = None
 
     @model_validator(mode="after")
-    def _shape(self) -> "Target":
+    def _shape(self) -> Target:
         for text in self.template:
             check_template(text)
         if self.helper is not None:
@@ -263,10 +262,10 @@ class Caveat(Strict):
 
 class Mapping(Strict):
     torch: str
-    kind: Optional[str] = None  # function, class, method, dtype, attribute, module
-    namespace: Optional[str] = None  # the torch namespace bucket (filled at build)
+    kind: str | None = None  # function, class, method, dtype, attribute, module
+    namespace: str | None = None  # the torch namespace bucket (filled at build)
     targets: list[Target] = Field(default_factory=list)
-    advice: Optional[str] = None  # Markdown: what to do (esp. for no equivalent)
+    advice: str | None = None  # Markdown: what to do (esp. for no equivalent)
     caveats: list[str] = Field(default_factory=list)  # caveat ids
     provenance: list[Provenance] = Field(default_factory=list)
     # torch versions that have the name (a removed API: ``until``); ``msmap check`` expects it absent outside
@@ -274,10 +273,10 @@ class Mapping(Strict):
     # a package the torch name needs besides torch itself: an optional dependency (``tensorboard``) or the
     # device plugin that adds it (``torch_npu`` adds ``torch.npu``); ``msmap check`` cannot check the name
     # while that package is not installed, and says so instead of reporting drift
-    torch_requires: Optional[str] = None
+    torch_requires: str | None = None
     # the torch signature calls are bound with, where the recorded one (a builtin's first docstring
     # overload, ``sum(input, *, dtype=None)``) lacks the overload real calls use (``sum(input, dim, ...)``)
-    torch_signature: Optional[str] = None
+    torch_signature: str | None = None
 
     @field_validator("torch")
     @classmethod
@@ -292,7 +291,7 @@ class WeightDetect(Strict):
 
     has: list[str] = Field(default_factory=list)  # keys under the layer's prefix it must have
     lacks: list[str] = Field(default_factory=list)  # keys it must not have
-    weight_ndim: Optional[int] = None  # number of axes of its 'weight'
+    weight_ndim: int | None = None  # number of axes of its 'weight'
 
 
 class WeightExample(Strict):
@@ -310,18 +309,18 @@ class WeightRule(Strict):
     family: Family
     torch: list[str] = Field(min_length=1)
     ms: list[str] = Field(min_length=1)
-    names: dict[str, Optional[str]] = Field(default_factory=dict)  # torch leaf -> ms leaf (None: dropped)
+    names: dict[str, str | None] = Field(default_factory=dict)  # torch leaf -> ms leaf (None: dropped)
     inner: list[str] = Field(default_factory=list)  # segments MindSpore inserts before the leaf
     segments: dict[str, str] = Field(default_factory=dict)  # torch sub-module name -> MindSpore name
-    insert_axis: Optional[int] = None  # MindSpore keeps an extra size-1 axis here
+    insert_axis: int | None = None  # MindSpore keeps an extra size-1 axis here
     attributes: dict[str, str] = Field(default_factory=dict)  # torch layer attribute -> MindSpore attribute
     detect: WeightDetect
     examples: list[WeightExample] = Field(min_length=1)
-    note: Optional[str] = None
+    note: str | None = None
     provenance: list[Provenance] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _shape(self) -> "WeightRule":
+    def _shape(self) -> WeightRule:
         if not self.names and not self.segments:
             raise ValueError("a weight rule needs 'names' or 'segments'")
         if not self.detect.has:
@@ -338,18 +337,18 @@ class TimingRow(Strict):
     ms_api: str
     device: str
     ms_version: str
-    torch_version: Optional[str] = None
+    torch_version: str | None = None
     shape: str
     result: str = Field(pattern="^(timed|no_cpu_kernel|absent|error|timeout)$")
-    ms: Optional[float] = None
-    spread: Optional[float] = None
-    torch_ms: Optional[float] = None
-    torch_spread: Optional[float] = None
-    ratio: Optional[float] = Field(default=None, gt=0)
-    ratio_spread: Optional[float] = None
+    ms: float | None = None
+    spread: float | None = None
+    torch_ms: float | None = None
+    torch_spread: float | None = None
+    ratio: float | None = Field(default=None, gt=0)
+    ratio_spread: float | None = None
     date: str
     machine: str
-    detail: Optional[str] = None
+    detail: str | None = None
 
 
 class CuratedFile(Strict):

@@ -1,10 +1,10 @@
 """Shared wording of version ranges and checkable claims (terminal, Markdown, check reports)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 
-def range_text(rng: Optional[dict[str, Any]], framework: str = "mindspore", ge: str = ">=",
+def range_text(rng: dict[str, Any] | None, framework: str = "mindspore", ge: str = ">=",
                unbounded: str = "") -> str:
     """'mindspore >=2.0,<2.3' style text of a half-open range; ``unbounded`` when it has no bounds."""
     rng = rng or {}

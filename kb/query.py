@@ -11,7 +11,7 @@ import os
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from kb import names, paths
 from kb.errors import DatabaseError, MsmapError
@@ -88,9 +88,9 @@ class KB:
             self.meta = {r["key"]: r["value"] for r in self.conn.execute("SELECT key, value FROM meta")}
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(f"{db_path}: not a usable msmap database ({exc}); run 'msmap build'") from None
-        self.mapping = lru_cache(maxsize=4096)(self._mapping)  # type: ignore[method-assign]
+        self.mapping = lru_cache(maxsize=4096)(self._mapping)
 
-    def unreadable(self) -> Optional[str]:
+    def unreadable(self) -> str | None:
         """None when a whole record can be read, else why not: a damaged file, or one built by
         an msmap whose tables differ from what this one reads (the data did not change, the code did)."""
         try:
@@ -102,7 +102,7 @@ class KB:
         return None
 
     @classmethod
-    def open(cls, db: Path | None = None, data: Path | None = None, quiet: bool = True) -> "KB":
+    def open(cls, db: Path | None = None, data: Path | None = None, quiet: bool = True) -> KB:
         return cls(ensure_db(data, db, quiet=quiet))
 
     # --- names -----------------------------------------------------------
@@ -125,18 +125,18 @@ class KB:
     def is_torch_api(self, name: str) -> bool:
         return name in self.torch_names
 
-    def tensor_method(self, method: str) -> Optional[str]:
+    def tensor_method(self, method: str) -> str | None:
         full = f"torch.Tensor.{method}"
         return full if full in self.torch_names else None
 
     def ms_exists(self, name: str) -> bool:
         return self.conn.execute("SELECT 1 FROM apis WHERE name=? LIMIT 1", (name,)).fetchone() is not None
 
-    def resolve(self, name: str) -> Optional[str]:
+    def resolve(self, name: str) -> str | None:
         """Canonical torch or MindSpore name for a user-typed name, or None."""
         return self.resolve_all(name)[0]
 
-    def resolve_all(self, name: str) -> tuple[Optional[str], list[str]]:
+    def resolve_all(self, name: str) -> tuple[str | None, list[str]]:
         """(canonical name or None, other candidates when the name is ambiguous)."""
         for cand in names.candidates(name):
             if cand in self.torch_names:
@@ -168,7 +168,7 @@ class KB:
         return list(dict.fromkeys(out))[:n]
 
     # --- records ---------------------------------------------------------
-    def _mapping(self, torch_name: str) -> Optional[dict[str, Any]]:
+    def _mapping(self, torch_name: str) -> dict[str, Any] | None:
         m = self.conn.execute("SELECT * FROM mappings WHERE torch=?", (torch_name,)).fetchone()
         if m is None:
             return None
@@ -257,7 +257,7 @@ class KB:
         rows = self.conn.execute("SELECT * FROM caveats ORDER BY topic, id").fetchall()
         return [self._caveat(r) for r in rows]
 
-    def caveat(self, cid: str) -> Optional[dict[str, Any]]:
+    def caveat(self, cid: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM caveats WHERE id=?", (cid,)).fetchone()
         return self._caveat(row) if row else None
 
@@ -265,7 +265,7 @@ class KB:
         return self.conn.execute(
             "SELECT torch, family, relation FROM targets WHERE api=? ORDER BY torch", (ms_name,)).fetchall()
 
-    def reverse(self, ms_name: str) -> Optional[dict[str, Any]]:
+    def reverse(self, ms_name: str) -> dict[str, Any] | None:
         """Which torch APIs map to a MindSpore API, and the caveats that mention either."""
         rows = self._reverse_rows(ms_name)
         api = self.conn.execute(
@@ -327,8 +327,8 @@ class KB:
                     ns[r["family"]] += 1
             if r["relation"]:
                 ns["relations"][r["relation"]] = ns["relations"].get(r["relation"], 0) + 1
-        for ns, d in per.items():
-            mapped = {t for t in seen[ns] if isinstance(t, tuple)}
+        for name, d in per.items():
+            mapped = {t for t in seen[name] if isinstance(t, tuple)}
             d["no_equivalent"] = d["entries"] - len({t for t, _ in mapped})
         total = {k: sum(d[k] for d in per.values()) for k in ("entries", "classic", "mint", "no_equivalent")}
         curated = self.conn.execute("SELECT count(*) FROM mappings WHERE source LIKE 'curated%'").fetchone()[0]

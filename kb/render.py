@@ -73,7 +73,7 @@ def _table(rows: list[list[str]], indent: int) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
-        lines.append(" " * indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+        lines.append(" " * indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         if n == 0:
             lines.append(" " * indent + "  ".join("-" * w for w in widths))
     return lines
@@ -152,10 +152,12 @@ def _render_target(t: dict[str, Any], st: Style, width: int, ms_version: str | N
 def render_caveat(c: dict[str, Any], st: Style | None = None, width: int = 100) -> list[str]:
     st = st or Style()
     sev = st(f"[{c['severity']}]", SEV_COLOUR.get(c["severity"], "0"))
-    lines = [f"  {sev} {st.bold(c['title'])}  " + st.dim(f"{version_text(c.get('ms_versions'))} · topic: {c['topic']} · id: {c['id']}")]
+    lines = [f"  {sev} {st.bold(c['title'])}  "
+             + st.dim(f"{version_text(c.get('ms_versions'))} · topic: {c['topic']} · id: {c['id']}")]
     lines.extend(_wrap(c["body"], 6, width))
     if c.get("claims"):
-        lines.extend(st.dim(x) for x in _wrap("checkable: " + "; ".join(claim_text(cl) for cl in c["claims"]), 6, width))
+        checkable = "checkable: " + "; ".join(claim_text(cl) for cl in c["claims"])
+        lines.extend(st.dim(x) for x in _wrap(checkable, 6, width))
     lines.extend(st.dim(x) for x in _wrap("source: " + provenance_text(c.get("provenance", [])), 6, width))
     return lines
 
@@ -171,7 +173,8 @@ def render_reverse(rec: dict[str, Any], style: Style | None = None) -> str:
     lines.append("")
     if rec["torch"]:
         lines.append(st.bold(f"TORCH APIS MAPPING HERE ({len(rec['torch'])})"))
-        lines.extend(_table([["torch", "family", "relation"]] + [[r["torch"], r["family"], r["relation"]] for r in rec["torch"]], 2))
+        lines.extend(_table([["torch", "family", "relation"]]
+                            + [[r["torch"], r["family"], r["relation"]] for r in rec["torch"]], 2))
     else:
         lines.append("  No torch API in the knowledge base maps to this name.")
     if rec.get("caveats"):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from kb.errors import DataError
 from kb.model import Caveat, CuratedFile, DerivedMapping, Mapping, TimingRow, WeightRule
@@ -114,7 +114,7 @@ def _record_problem(raw: Any, required: tuple[str, ...]) -> str | None:
     return None
 
 
-def load_jsonl(path: Path, model: type | None = None, required: tuple[str, ...] | None = None) -> list[Any]:
+def load_jsonl(path: Path, model: type[BaseModel] | None = None, required: tuple[str, ...] | None = None) -> list[Any]:
     """One record per line; ``model`` validates each, or ``required``: a JSON object with these
     string fields.  A malformed record stops the build with its file and line."""
     out = []
@@ -174,7 +174,8 @@ def load_sources(data: Path) -> Sources:
         for i, c in enumerate(cf.caveats):
             where = f"{_shown(path, data)}:{_line_of(root, 'caveats', i) or '?'}"
             if c.id in src.caveats:
-                raise DataError(f"{where}: entry id={c.id}: duplicate caveat id (first at {src.origin['caveat:' + c.id]})")
+                raise DataError(
+                    f"{where}: entry id={c.id}: duplicate caveat id (first at {src.origin['caveat:' + c.id]})")
             src.caveats[c.id] = c
             src.origin["caveat:" + c.id] = where
         for i, r in enumerate(cf.weight_rules):

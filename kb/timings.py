@@ -13,7 +13,8 @@ A device or version without measurements is said to be not measured; nothing is 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from kb.versions import version_key
 
@@ -46,7 +47,7 @@ def _spread(rows: list[dict], op: str, family: str, version: str, device: str) -
     return found[len(found) // 2] if found else 0.0
 
 
-def _compare(a: dict[str, float], b: dict[str, float]) -> Optional[float]:
+def _compare(a: dict[str, float], b: dict[str, float]) -> float | None:
     """How many times slower a is than b, over the shapes both measured (geometric mean)."""
     shared = sorted(set(a) & set(b))
     return geomean([a[s] / b[s] for s in shared]) if shared else None
@@ -61,7 +62,7 @@ def versions(rows: list[dict], device: str = "CPU") -> list[str]:
     return sorted({r["ms_version"] for r in rows if r["device"] == device}, key=version_key)
 
 
-def verdict(rows: list[dict[str, Any]], family: str, ms_version: str, device: str = "CPU") -> Optional[dict]:
+def verdict(rows: list[dict[str, Any]], family: str, ms_version: str, device: str = "CPU") -> dict | None:
     """The performance facts for one target choice, or None when no timing concerns this API.
 
     Keys: ``status`` (measured | no_cpu_kernel | not_measured | failed), ``line`` (one sentence),
@@ -100,7 +101,7 @@ def verdict(rows: list[dict[str, Any]], family: str, ms_version: str, device: st
     ratio = geomean(list(per_op[op].values()))
     shape = max(per_op[op], key=lambda s: per_op[op][s])
     slower: list[dict] = []
-    best: Optional[tuple[str, float]] = None
+    best: tuple[str, float] | None = None
     noise = _spread(rows, op, family, ms_version, device)
     for v in versions(mine, device):
         if v == ms_version:
@@ -138,7 +139,7 @@ def verdict(rows: list[dict[str, Any]], family: str, ms_version: str, device: st
 
 
 def _other_family(rows: list[dict], op: str, family: str, version: str, device: str,
-                  mine: dict[str, float]) -> Optional[dict]:
+                  mine: dict[str, float]) -> dict | None:
     other = "mint" if family == "classic" else "classic"
     sub = [r for r in rows if r["op"] == op and r["family"] == other and r["ms_version"] == version
            and r["device"] == device]
