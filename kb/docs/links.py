@@ -21,7 +21,6 @@ HTML = "mapping.html"
 PERFORMANCE = "performance.md"
 API_DIR = "api"
 TABLES_DIR = "tables"
-OWNED_DIRS = (API_DIR, TABLES_DIR)  # wholly generated: stale files in them are removed
 
 _INLINE_MARKUP = re.compile(r"[`*]|\[([^\]]*)\]\([^)]*\)")
 
