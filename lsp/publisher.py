@@ -8,7 +8,11 @@ Edits that arrive meanwhile supersede each other (a storm of keystrokes costs on
 per worker turn, not one per keystroke), and nothing waits behind a queue of old versions.
 
 The first change is not delayed: the worker starts once the messages already received are
-handled (the transport hands a burst over back to back, so a burst costs one analysis).
+handled (the transport hands a burst over back to back, so a burst costs one analysis).  In a
+storm (an analysis ended with its result already superseded by newer edits), the next analysis
+waits until the edits pause for ``QUIET`` seconds, or at most ``MAX_DELAY`` after the oldest
+change it covers: analyses that would be superseded again are not run back to back, so the
+event loop (hovers, completions) is not starved of the interpreter while the user types.
 
 When an analysis ends, its ``Snapshot`` (version, text, analysis, diagnostics) is kept:
 hovers are answered from it while a newer analysis is pending (``lsp.documents`` maps lines
@@ -30,6 +34,8 @@ from kb.analysis.text import LineIndex
 from lsp.safety import MARK
 
 log = logging.getLogger(__name__)
+QUIET = 0.05  # seconds without edits before the next analysis, in a storm
+MAX_DELAY = 1.0  # seconds: in an endless storm, diagnostics still come this often (plus an analysis)
 
 
 @dataclass
@@ -58,6 +64,7 @@ class Publisher:
         self.worker = worker  # None: the loop's default executor
         self.snapshots: dict[str, Snapshot] = {}
         self._dirty: dict[str, float] = {}  # uri -> when its oldest unanalysed change arrived
+        self._changed: dict[str, float] = {}  # uri -> when its latest change arrived
         self._running: str | None = None  # the uri being analysed
         self._busy = False
         self._waiters: dict[str, list[tuple[int, asyncio.Future]]] = {}
@@ -68,7 +75,9 @@ class Publisher:
         """(Re)analyse ``uri`` at its latest text, then publish."""
         if uri not in self.documents:
             return
-        self._dirty.setdefault(uri, time.perf_counter())
+        now = time.perf_counter()
+        self._dirty.setdefault(uri, now)
+        self._changed[uri] = now
         self._kick()
 
     def schedule_all(self) -> None:
@@ -78,12 +87,13 @@ class Publisher:
     def cancel(self, uri: str) -> None:
         """Forget ``uri`` (it was closed): nothing more is published for it."""
         self._dirty.pop(uri, None)
+        self._changed.pop(uri, None)
         self.snapshots.pop(uri, None)
         for _, waiter in self._waiters.pop(uri, []):
             if not waiter.done():
                 waiter.set_result(None)
 
-    def _kick(self) -> None:
+    def _kick(self, storm: bool = False) -> None:
         if self._busy:
             return
         try:
@@ -97,7 +107,21 @@ class Publisher:
                     self._finish(uri, entry[0], since, self._analyse(uri, entry))
             return
         self._busy = True
-        loop.call_soon(self._start)  # after the messages already received: a burst costs one analysis
+        if storm:
+            loop.call_later(QUIET, self._start_when_quiet)
+        else:
+            loop.call_soon(self._start)  # after the messages already received: a burst costs one analysis
+
+    def _start_when_quiet(self) -> None:
+        """Start the next analysis once the edits pause (see the module's doc)."""
+        now = time.perf_counter()
+        if self._dirty:
+            latest = max(self._changed.get(uri, 0.0) for uri in self._dirty)
+            oldest = min(self._dirty.values())
+            if now - latest < QUIET and now - oldest < MAX_DELAY:
+                asyncio.get_running_loop().call_later(QUIET - (now - latest), self._start_when_quiet)
+                return
+        self._start()
 
     def _start(self) -> None:
         while self._dirty:
@@ -118,9 +142,10 @@ class Publisher:
         snapshot = None
         if not future.cancelled():
             snapshot = future.result()
+        superseded = uri in self._dirty  # edited again while it ran: a storm
         self._finish(uri, version, since, snapshot)
         if self._dirty:
-            self._kick()
+            self._kick(storm=superseded)
 
     # -- the worker's part -----------------------------------------------------------------
     def _analyse(self, uri: str, entry: tuple[int, bytes]) -> Snapshot | None:

@@ -45,7 +45,7 @@ class MsmapServer(LanguageServer):
         self.publisher = Publisher(self.documents, self.diagnostics_for, self.publish, self.worker)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.opening: Future | None = None  # the knowledge base being opened in the worker
-        self._messages: list[str] = []
+        self.pending_messages: list[str] = []  # warnings to show once the client is initialized
         self.client_initialized = False  # the client said ``initialized``: messages can be shown at once
 
     # -- set-up --------------------------------------------------------------------
@@ -58,7 +58,7 @@ class MsmapServer(LanguageServer):
             self.kb = KB.open(db=self.db_path)
         except Exception as exc:  # no DB and no data to build it: serve, but find nothing
             log.error("msmap: cannot open the knowledge base: %s", exc)
-            self._messages.append(f"msmap: cannot open the knowledge base ({exc})")
+            self.pending_messages.append(f"msmap: cannot open the knowledge base ({exc})")
             if self.client_initialized and self.loop is not None:  # (else ``initialized`` shows it)
                 self.loop.call_soon_threadsafe(self.flush_messages)
             return
@@ -72,7 +72,7 @@ class MsmapServer(LanguageServer):
             self.cache = DiagnosticCache(self.settings)
         for text in warnings:
             log.warning(text)
-        self._messages.extend(warnings)
+        self.pending_messages.extend(warnings)
         self.configure_engine()
 
     def configure_engine(self) -> None:
@@ -95,9 +95,9 @@ class MsmapServer(LanguageServer):
         self.opening = self.worker.submit(work)
 
     def flush_messages(self) -> None:
-        for text in self._messages:
+        for text in self.pending_messages:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=text))
-        self._messages.clear()
+        self.pending_messages.clear()
 
     # -- helpers used by the handlers ----------------------------------------------------
     def diagnostics_for(self, doc: Any) -> tuple[Any, list[dict[str, Any]]]:

@@ -154,3 +154,55 @@ async def test_hover_answers_from_the_last_analysis_while_a_new_one_is_pending(f
     await settle(publisher, uri)
     found = await hover(4, 11)
     assert found is not None and found.range.start.line == 4
+
+
+async def test_a_storm_waits_for_a_pause_before_the_next_analysis(worker, monkeypatch):
+    """Edits keep arriving while an analysis runs (a storm): the next analysis does not start at once
+    (it would be superseded again, and would hold the interpreter while hovers wait) but once the
+    edits pause for ``QUIET``; an edit after a pause is analysed at once again."""
+    from lsp import publisher as module
+
+    monkeypatch.setattr(module, "QUIET", 0.05)
+    monkeypatch.setattr(module, "MAX_DELAY", 5.0)
+    store, sent, gate, uri = DocumentStore(), [], Gate(), "file:///storm.py"
+    publisher = Publisher(store, gate, lambda u, v, payload: sent.append(payload), worker)
+    store.open(uri, "x = 1\n", 1)
+    gate.open.clear()
+    publisher.schedule(uri)
+    assert await asyncio.to_thread(gate.started.wait, 10)
+    store.change(uri, 2, [change(0, 5, "2")])
+    publisher.schedule(uri)
+    gate.open.set()  # version 1 ends superseded by version 2: a storm
+    for version in range(3, 13):  # an edit every 10 ms: never a pause of QUIET
+        await asyncio.sleep(0.01)
+        store.change(uri, version, [change(0, 5, str(version))])
+        publisher.schedule(uri)
+        assert gate.versions == [1], gate.versions  # nothing analysed while the edits go on
+    await settle(publisher, uri)
+    assert gate.versions == [1, 12] and sent == [12]
+    store.change(uri, 13, [change(0, 5, "13")])  # after the pause: analysed at once
+    publisher.schedule(uri)
+    await asyncio.sleep(0.01)
+    await settle(publisher, uri)
+    assert gate.versions == [1, 12, 13] and sent == [12, 13]
+
+
+async def test_an_endless_storm_still_gets_diagnostics(worker, monkeypatch):
+    from lsp import publisher as module
+
+    monkeypatch.setattr(module, "QUIET", 0.05)
+    monkeypatch.setattr(module, "MAX_DELAY", 0.1)
+    store, sent, gate, uri = DocumentStore(), [], Gate(), "file:///endless.py"
+    publisher = Publisher(store, gate, lambda u, v, payload: sent.append(payload), worker)
+    store.open(uri, "x = 1\n", 1)
+    gate.open.clear()
+    publisher.schedule(uri)
+    assert await asyncio.to_thread(gate.started.wait, 10)
+    store.change(uri, 2, [change(0, 5, "2")])
+    publisher.schedule(uri)
+    gate.open.set()
+    for version in range(3, 40):  # 370 ms of edits 10 ms apart
+        await asyncio.sleep(0.01)
+        store.change(uri, version, [change(0, 5, str(version))])
+        publisher.schedule(uri)
+    assert len(gate.versions) >= 3, gate.versions  # one analysis per MAX_DELAY at least
