@@ -14,7 +14,10 @@ Python) it measures, through a real client talking to ``python -m kb lsp`` over 
   import ``lsprotocol.types`` alone (a dependency every pygls server pays for); both with
   bytecode compiled, as an installed package has it;
 - server RSS with no document open (once pygls is loaded: a request has been answered) and
-  with the file open.
+  with the file open;
+- CPU time (user + system) of the server and of this client per edit, and of the server up to
+  its first diagnostics: figures that a busy machine does not inflate the way it inflates wall
+  times (on a shared 2-core VM at load 10, a wall time is several times its CPU time).
 
 Every figure is the median over ``--runs`` runs (cold starts, and whole edit sessions, each
 with its own server): timing on a shared 2-core VM is noisy, and one busy moment should not
@@ -205,14 +208,23 @@ def rss_mb(client: Client) -> float:
     return sum(p.memory_info().rss for p in servers) / 2**20
 
 
-async def cold_start(env: dict, text: str, uri: str, log: Path) -> float:
+def server_cpu_ms() -> float:
+    """CPU time (user + system) the server has used so far."""
+    import psutil
+
+    return sum(sum(p.cpu_times()[:2]) for p in psutil.Process().children()) * 1000
+
+
+async def cold_start(env: dict, text: str, uri: str, log: Path) -> tuple[float, float]:
+    """(ms from spawn to the first diagnostics parsed, the server's CPU ms up to then)."""
     client = Client()  # the test client's own set-up (its converter) is not the server's start
     started = time.perf_counter()
     await start(client, env, log)
     did_open(client, uri, text)
     arrived = await client.wait_published(uri, 1)
+    cpu = server_cpu_ms()  # (after the stamp: not part of the timing)
     await stop(client)
-    return (arrived - started) * 1000
+    return (arrived - started) * 1000, cpu
 
 
 def baseline_start() -> float:
@@ -251,8 +263,11 @@ async def measure(env: dict, text: str, args: argparse.Namespace, log: Path) -> 
 
     lines, version = text.splitlines(), 1
     times: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    server_before, client_before = server_cpu_ms(), time.process_time()
     with gc_pauses() as result["client_gc"]:
         await edit(client, uri, lines, version, args.edits, times)
+    result["server_cpu"] = [(server_cpu_ms() - server_before) / args.edits]
+    result["client_cpu"] = [(time.process_time() - client_before) * 1000 / args.edits]
     result.update(times)
     result["rss_end"] = rss_mb(client)
     await stop(client)
@@ -367,7 +382,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         uri = (ROOT / "bench_cold.py").as_uri()
-        starts = [asyncio.run(cold_start(env, text, uri, log)) for _ in range(args.runs)]
+        starts, start_cpu = zip(*[asyncio.run(cold_start(env, text, uri, log)) for _ in range(args.runs)])
         base = statistics.median(baseline_start() for _ in range(args.runs))
         runs = [session(env, text, args, log) for _ in range(args.runs)]
 
@@ -394,9 +409,12 @@ def main() -> int:
         ]
     rows += [
         ("  the test client's longest GC pause in the edits (ms)", med("client_gc", 100), None, "ms"),
+        ("edits: server CPU per edit, analysis to publication (ms)", med("server_cpu", 50), None, "ms"),
+        ("edits: this client's CPU per edit, reading diagnostics (ms)", med("client_cpu", 50), None, "ms"),
         ("publishDiagnostics: diagnostics per message", payload[0], None, ""),
         ("publishDiagnostics: bytes per diagnostic", payload[1] / max(1, payload[0]), None, "B"),
         ("cold start to first diagnostics (ms)", cold, TARGETS["cold_start"], "ms"),
+        ("  server CPU time up to the first diagnostics (ms)", statistics.median(start_cpu), None, "ms"),
         ("  baseline: python + import lsprotocol.types", base, None, "ms"),
         ("  cold start / baseline", cold / base, None, "x"),
         ("server RSS, no document (MiB)", statistics.median(r["rss_idle"] for r in runs), None, "MB"),
