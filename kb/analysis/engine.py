@@ -40,6 +40,7 @@ from kb.analysis.tensors import call_at
 from kb.analysis.trainsteps import RECORD as TRAIN_STEP, TITLE as TRAIN_STEP_TITLE, edits as train_step_edits
 from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS, PARAMETERS_TITLE as OPT_PARAMS_TITLE
 from kb.analysis.trainsteps import optimizer_parameters, train_steps
+from kb.analysis.trainloop import LR_RECORD, LR_TITLE, learning_rate_reads, mode_sites
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
@@ -235,6 +236,9 @@ class Engine:
         if self.settings.tensor_method_guesses and resolver.has_torch_imports:
             taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
             sites += tensor_method_sites(root, source, self.catalog, skip, taken)
+        if resolver.has_torch_imports:  # model.train()/eval() on a name its function calls (trainloop.py)
+            taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
+            sites += mode_sites(root, source, self.catalog, skip, taken)
         alias, alias_edit = choose_alias(root, source, resolver.imports)
         choices = {id(s): self.choose(s) for s in sites}
         base_apis = {s.local_class.key: choices[id(s)].api for s in sites
@@ -261,6 +265,8 @@ class Engine:
         if resolver.has_torch_imports:
             uses += [self._train_step(step, source, alias) for step in train_steps(root, source)]
             uses += self._optimizer_parameters(uses, root, source)
+            uses += [self._pattern_use(LR_RECORD, LR_TITLE, read, edit, source)
+                     for read, edit in learning_rate_reads(root, source)]
         packing = [u for u in uses if u.torch_name == PACK and u.call_span and u.edits and u.target]
         helper = packing[0].target.get("helper") if packing else None  # the packed-sequence functions (data)
         calls = [c for c in (call_at(root, u.call_span) for u in packing) if c is not None]

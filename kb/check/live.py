@@ -128,17 +128,18 @@ def aten_overloads(name: str, leaf: str) -> list[list]:
 
 
 def overloads(obj: Any, leaf: str) -> list[list]:
-    """Parameter rows of every signature line in a builtin's docstring (torch.max has three)."""
+    """Parameter rows of every signature line in a builtin's docstring (torch.max has three; MindSpore
+    marks a Tensor method's further overloads ``.. method:: Tensor.argmax(dim=None, keepdim=False)``)."""
     import re
 
     from kb.introspect.docsig import parse_doc_signature
 
     doc = getattr(obj, "__doc__", None) or ""
-    head = re.compile(rf"^\s*(?:\.\.\s+function::\s+)?(?:\d+\.\s+)?(?:[A-Za-z_]\w*\.)*{re.escape(leaf)}\(")
+    head = re.compile(rf"^\s*(?:\.\.\s+(?:function|method)::\s+)?(?:\d+\.\s+)?(?:[A-Za-z_]\w*\.)*{re.escape(leaf)}\(")
     out = []
     for line in doc.splitlines():
         if head.match(line):
-            rows = parse_doc_signature(line.split("function::")[-1].strip())
+            rows = parse_doc_signature(line.split("::")[-1].strip())  # ".. method:: Tensor.argmax(dim=None, ...)"
             if rows is not None and rows not in out:
                 out.append([r for r in rows if r[0] != "self"])
     return out

@@ -1,0 +1,128 @@
+"""Training-loop idioms around the step (``trainsteps.py``): the model's mode and the logged rate.
+
+- ``model.train()`` / ``model.eval()`` on a name the same function also calls (``model(data)``):
+  torch's ``nn.Module`` methods, converted by their KB records (``set_train()``,
+  ``set_train(False)``). Without types the receiver could be anything with a ``train`` method (a
+  ``Trainer``); being called with data, in the function that switches its mode, is what a model
+  does. Names the resolver already knows (imports, typed objects) are its business.
+- ``optimizer.param_groups[i]['lr']`` read (not assigned): torch keeps a Python float there, the
+  torch-style MindSpore optimizers (``mindspore.experimental.optim``) a float32 ``Parameter``, which
+  ``'{:.6f}'.format(lr)`` rejects. ``float(...)`` gives back torch's kind of value.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from kb.analysis.catalog import Catalog
+from kb.analysis.resolver import Site
+from kb.analysis.text import TextEdit
+
+MODE_METHODS = {b"train": "torch.nn.Module.train", b"eval": "torch.nn.Module.eval"}
+
+LR_RECORD = {
+    "torch": "torch.optim.Optimizer.param_groups", "kind": "attribute", "namespace": "torch.optim",
+    "source": "curated", "targets": [], "caveats": [], "torch_signature": None,
+    "advice": "A torch-style MindSpore optimizer keeps a group's learning rate in a Parameter; float() reads it.",
+}
+LR_TITLE = "Read the group's learning rate as a float"
+
+
+def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
+               taken: Iterable[tuple[int, int]]) -> list[Site]:
+    """``X.train()`` / ``X.train(mode)`` / ``X.eval()`` statements on a name ``X`` its function calls."""
+    taken = set(taken)
+    sites: list[Site] = []
+    for word, torch_name in MODE_METHODS.items():
+        at = source.find(b"." + word)
+        while at >= 0:
+            site = _mode_site(root, source, at + 1, word, torch_name, catalog, skip_names, taken)
+            if site is not None:
+                sites.append(site)
+            at = source.find(b"." + word, at + 1)
+    return sites
+
+
+def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, catalog: Catalog,
+               skip_names: set[str], taken: set[tuple[int, int]]) -> Optional[Site]:
+    ident = root.named_descendant_for_byte_range(at, at + len(word))
+    if ident is None or ident.type != "identifier" or ident.start_byte != at or ident.text != word:
+        return None
+    attribute = ident.parent
+    if attribute is None or attribute.type != "attribute" or (attribute.start_byte, attribute.end_byte) in taken:
+        return None
+    call = attribute.parent
+    if call is None or call.type != "call" or call.parent is None or call.parent.type != "expression_statement":
+        return None
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None or len(arguments.named_children) > (1 if word == b"train" else 0):
+        return None
+    receiver = attribute.child_by_field_name("object")
+    if receiver is None or receiver.type != "identifier" or receiver.text in (b"self", b"cls") \
+            or receiver.text.decode("utf-8", "replace") in skip_names:
+        return None
+    function = _enclosing_function(call)
+    if function is None or not _calls_name(function, receiver.text):
+        return None
+    record = catalog.lookup(torch_name)
+    if record is None:
+        return None
+    return Site(torch_name, record, "call", attribute, member=ident, call=call)
+
+
+def _enclosing_function(node: Any) -> Optional[Any]:
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+def _calls_name(function: Any, name: bytes) -> bool:
+    """``name(...)`` somewhere in ``function``'s own body (not in a nested function or class)."""
+    stack = list(function.child_by_field_name("body").named_children)
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        if node.type == "call":
+            callee = node.child_by_field_name("function")
+            if callee is not None and callee.type == "identifier" and callee.text == name:
+                return True
+        stack.extend(node.named_children)
+    return False
+
+
+def learning_rate_reads(root: Any, source: bytes) -> list[tuple[Any, TextEdit]]:
+    """``X.param_groups[i]['lr']`` in a load context -> ``float(X.param_groups[i]['lr'])``."""
+    found = []
+    at = source.find(b".param_groups")
+    while at >= 0:
+        node = root.named_descendant_for_byte_range(at + 1, at + len(b".param_groups"))
+        read = _lr_read(node)
+        if read is not None:
+            text = source[read.start_byte:read.end_byte].decode("utf-8", "replace")
+            found.append((read, TextEdit(read.start_byte, read.end_byte, f"float({text})")))
+        at = source.find(b".param_groups", at + 1)
+    return found
+
+
+def _lr_read(ident: Optional[Any]) -> Optional[Any]:
+    if ident is None or ident.type != "identifier" or ident.text != b"param_groups":
+        return None
+    attribute = ident.parent
+    group = attribute.parent if attribute is not None and attribute.type == "attribute" else None
+    if group is None or group.type != "subscript" or group.child_by_field_name("value") != attribute:
+        return None
+    read = group.parent
+    if read is None or read.type != "subscript" or read.child_by_field_name("value") != group:
+        return None
+    keys = read.children_by_field_name("subscript")
+    if len(keys) != 1 or keys[0].type != "string" or keys[0].text.strip(b"'\"") != b"lr":
+        return None
+    outer = read.parent
+    if outer is not None and outer.type in ("assignment", "augmented_assignment") \
+            and outer.child_by_field_name("left") == read:
+        return None  # a store: the scheduler's business, left as it is
+    if outer is not None and outer.type == "argument_list" and outer.parent is not None \
+            and outer.parent.child_by_field_name("function") is not None \
+            and outer.parent.child_by_field_name("function").text == b"float":
+        return None  # already float(...)
+    return read
