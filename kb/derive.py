@@ -89,6 +89,14 @@ TORCH_ONLY_PARAMS = {
     "non_blocking": ("dropped", "MindSpore schedules copies itself"),
 }
 
+# Optional torch parameters dropped even where MindSpore has one of the same name: torch's values
+# ('cuda:0', torch.device(...), x.device of another framework) are not MindSpore's ('CPU', 'Ascend'),
+# and MindSpore places every tensor on the process's device anyway.
+CONTEXT_PLACED = {
+    "device": "MindSpore places tensors on the device set for the process; its own device= takes only "
+              "MindSpore device names ('CPU', 'Ascend', 'meta'), not torch's ('cuda:0', torch.device)",
+}
+
 CALLABLE_KINDS = {"function", "class", "method"}
 POSITIONAL = {"POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD"}
 VARIADIC = {"VAR_POSITIONAL", "VAR_KEYWORD"}
@@ -155,6 +163,9 @@ def compare_params(torch_api: dict, ms_api: dict) -> tuple[str, list[dict]]:
             unmatched.append((ti, t_params[ti], entry))
             continue
         used.add(mi)
+        if name in CONTEXT_PLACED and default is not None:  # MindSpore's device= takes its own names only
+            entry.update(kind=TORCH_ONLY_PARAMS[name][0], note=CONTEXT_PLACED[name])
+            continue
         _fill_match(entry, t_params[ti], m_params[mi], ti, mi, t_params, m_params, flags)
     for ti, (name, kind, _default), entry in unmatched:
         partner = _positional_partner(ti, kind, m_params, used, aligned)

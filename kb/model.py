@@ -218,14 +218,22 @@ class Target(Strict):
 def check_template(text: str) -> None:
     """A call template must be a Python expression once its placeholders are filled in, or a simple
     statement (``assert``, ``raise``: it replaces a call that is a whole statement); the empty
-    template removes the construct (kb/analysis/templates.py)."""
+    template, or one of ``{name=LITERAL}`` conditions only, removes the construct
+    (kb/analysis/templates.py)."""
     from kb.analysis.templates import FIELD_RE, STATEMENT_RE
+    from kb.analysis.transforms import MISSING, literal
 
     if text == "":
         return
 
+    for match in FIELD_RE.finditer(text):
+        if match[4] is not None and (match[1] or literal(match[4]) is MISSING):
+            raise ValueError(f"template condition {match[0]!r} must be {{name=LITERAL}}")
     count = iter(range(len(text)))
-    filled = FIELD_RE.sub(lambda m: f", a{next(count)}=b" if m[1] else "x", text).replace("(, ", "(")
+    filled = FIELD_RE.sub(lambda m: "" if m[4] is not None else f", a{next(count)}=b" if m[1] else "x",
+                          text).replace("(, ", "(")
+    if not filled.strip():  # conditions only ({enabled=False}): removes the construct, as ""
+        return
     try:
         compile(filled, "<template>", "exec" if STATEMENT_RE.match(text) else "eval")
     except SyntaxError as exc:

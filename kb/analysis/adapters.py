@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from kb.analysis.arguments import Blocked, plan_arguments
 from kb.analysis.text import TextEdit, apply_edits
-from kb.analysis.transforms import MISSING, literal, parse_signature
+from kb.analysis.transforms import MISSING, NotComputable, Refused, apply_transform, literal, parse_signature
 
 PREFIX = "ms_"
 DROPPING = ("dropped", "unsupported")
@@ -46,6 +46,8 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
         raise Blocked("torch's signature is unknown, so no adapter can take its parameters")
     rules = {m["torch"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("torch")
              and m.get("kind") != "added"}
+    derived = {m["ms"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("kind") == "added"
+               and m.get("ms") and m.get("torch") and m.get("transform")}
     ms_signature = parse_signature(target.get("ms_signature"))
     ms_names = ms_signature.names if ms_signature is not None else None
     header, guards, passed = [], [], []
@@ -71,6 +73,8 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
             # None means "torch decides"; MindSpore's own default is a value: keep it, refuse others
             guards.append(_guard(differs, param.name, spelled_api))
             continue
+        if default == "None" and param.name in derived:  # what a call leaving it out gets (recompute_scale_factor)
+            guards.append(_derived(param.name, derived[param.name]))
         passed.append(param.name)
     call = f"{spelled_api}({', '.join(f'{n}={n}' for n in passed)})"
     document = Document(call)
@@ -81,6 +85,16 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
     doc = f'"""{record.get("torch")}\'s parameters, building {target.get("api")} (written by msmap convert)."""'
     body = [doc] + guards + [f"return {built}"]
     return f"def {name}({', '.join(header)}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def _derived(name: str, rule: dict[str, Any]) -> str:
+    """``name = <value derived from another parameter>`` when the caller leaves ``name`` as None, as
+    the rewrite of a call that omits it adds (``recompute_scale_factor=True`` with a scale_factor)."""
+    try:
+        value = apply_transform(str(rule["transform"]), str(rule["torch"]))
+    except (NotComputable, Refused) as exc:
+        raise Blocked(f"{name} derives from {rule['torch']}, and the adapter cannot compute it: {exc}") from None
+    return f"if {name} is None:\n        {name} = {value}"
 
 
 def _guard(condition: str, name: str, api: str) -> str:

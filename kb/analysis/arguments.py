@@ -23,6 +23,13 @@ class Blocked(Exception):
     """No automatic rewrite; ``str(exc)`` says why."""
 
 
+class UnsupportedValue(Blocked):
+    """A torch-only switch (a parameter whose torch default is True or False) passed as an expression
+    (``antialias=antialias``): its value is known only when the code runs, and is often torch's
+    default, so a torch-signature adapter can check it then (rewrite.py). A value of another kind
+    (``dtype=half``, ``generator=g``) is seldom the default: it stays ``Blocked``."""
+
+
 @dataclass(slots=True)
 class Arg:
     start: int
@@ -288,7 +295,9 @@ def _none_as_omitted(rule: dict[str, Any], arg: Arg) -> bool:
 def _drop(rule: dict[str, Any], arg: Arg, kind: str) -> None:
     if kind == "unsupported" and not same_value(literal(arg.value), literal(rule.get("torch_default"))):
         note = f": {rule['note']}" if rule.get("note") else ""
-        raise Blocked(f"torch parameter {rule.get('torch')!r} has no MindSpore equivalent{note}")
+        switch = isinstance(literal(rule.get("torch_default")), bool) and literal(arg.value) is MISSING
+        error = UnsupportedValue if switch else Blocked
+        raise error(f"torch parameter {rule.get('torch')!r} has no MindSpore equivalent{note}")
 
 
 def _defaults(by_torch: dict[str, dict], passed: dict[str, Arg], final: list[str]) -> list[str]:

@@ -36,6 +36,7 @@ from kb.analysis.sequential import add_module_edits, sequential_assignments
 from kb.analysis.rewrite import (
     bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
 )
+from kb.analysis.templates import removes as removes_construct
 from kb.analysis.tensors import call_at
 from kb.analysis.trainsteps import RECORD as TRAIN_STEP, TITLE as TRAIN_STEP_TITLE, edits as train_step_edits
 from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS, PARAMETERS_TITLE as OPT_PARAMS_TITLE
@@ -486,11 +487,14 @@ class Engine:
         if site.call is not None:
             use.call_span = (site.call.start_byte, site.call.end_byte)
         missing = self._missing_reason(site.record, choice)
-        placeholder = annotation_edit(site.node) if missing is not None and as_type and site.member is None else None
+        typeless = missing is not None or not choice.api  # no MindSpore type, even where a call has a template
+        placeholder = annotation_edit(site.node) if typeless and as_type and site.member is None else None
         if placeholder is not None:  # device: torch.device -> device: object (annotations.py)
             use.title, use.edits = ANNOTATION_TITLE, [placeholder]
         elif missing is not None:
             use.reason = missing
+        elif typeless and as_type:  # isinstance(d, torch.device): only its calls have a template
+            use.reason = no_equivalent_reason(site.record, choice)
         elif site.kind == "import":
             use.reason = ""
         elif site.kind == "method_def" and group in direct_bases:
@@ -520,7 +524,7 @@ class Engine:
         class_migration = site.kind == "class_base" and choice.relation == "context_change"
         as_type = site.kind == "attribute" and in_type_context(site.node)
         templated = bool(choice.target.get("template")) and is_auto(choice)  # templates.py, even with no API
-        removes = templated and choice.target.get("template") == [""]  # the construct goes
+        removes = templated and any(map(removes_construct, choice.target.get("template")))  # the construct goes
         same_class = site.kind == "attribute" and unverified_consistent(choice) and site.record.get("kind") == "class"
         if not (choice.api or templated) or not (is_auto(choice) or class_migration or as_type
                                                 or bare_call(site, choice) or same_class):

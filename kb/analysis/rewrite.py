@@ -14,11 +14,11 @@ from typing import Any, Optional
 
 from kb.analysis.adapters import adapter, adapter_name, insertion
 from kb.analysis.annotations import typing_subscript
-from kb.analysis.arguments import Blocked, plan_arguments, reference_blocker, transformed_params
+from kb.analysis.arguments import Blocked, UnsupportedValue, plan_arguments, reference_blocker, transformed_params
 from kb.analysis.factorykwargs import call_factory_edits
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
-from kb.analysis.templates import check_statement, receiver_text, removal, render
+from kb.analysis.templates import check_statement, conditions, receiver_text, removal, render
 from kb.analysis.text import TextEdit
 
 AUTO_RELATIONS = frozenset({
@@ -124,7 +124,14 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     behaviour = behaviour_note(choice, caveats)
     if templates and site.kind == "call" and site.call is not None:
         receiver = receiver_text(site.member) if site.member is not None else None
-        text = render(templates, site.call, site.record, choice.target, alias, receiver)
+        try:
+            text = render(templates, site.call, site.record, choice.target, alias, receiver)
+        except Blocked:  # only some calls fit (``{enabled=False}``): the others need the human a relation asks for
+            if choice.relation not in AUTO_RELATIONS and any(conditions(t) for t in templates):
+                raise Blocked(f"{choice.relation}: not an automatic rewrite") from None
+            raise
+        if not text.strip():  # a template of conditions only: the construct goes, as with ``""``
+            return Rewrite(_title(f"Remove {_text(site.call)}", choice, None), removal(site.call, source), None)
         check_statement(text, site.call)
         edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)] + call_factory_edits(site.call, source)
         helper = choice.target.get("helper")
@@ -164,7 +171,13 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         action = f"Replace {old} with {new}"
     bound = partial_call(site.node) if site.kind == "attribute" else None
     if site.kind == "call" and site.call is not None:
-        edits += plan_arguments(site.call, site.record, target, source) + call_factory_edits(site.call, source)
+        try:
+            edits += plan_arguments(site.call, site.record, target, source) + call_factory_edits(site.call, source)
+        except UnsupportedValue as blocked:  # antialias=antialias: an adapter refuses other values than torch's default
+            if site.member is not None or b"**" in site.call.text:
+                raise
+            edits = _adapter_edits(site, choice, alias, source, blocked)
+            action = f"Call {adapter_name(api)} (torch's parameters; it raises where MindSpore has no counterpart)"
     elif bound is not None:  # partial(nn.BatchNorm2d, eps=1e-3): the partial's arguments are the call's
         try:
             mapped = plan_arguments(bound, site.record, target, source, skip=1)

@@ -7,7 +7,9 @@ placeholders the call passes is used. Placeholders:
 
 - ``{ms}``: the file's MindSpore alias; ``{self}``: the receiver of a method call;
 - ``{name}``: the text of torch argument ``name`` (required);
-- ``{?name}`` / ``{?name:ms_name}``: ``, ms_name=<text>`` when the call passes ``name``, else nothing.
+- ``{?name}`` / ``{?name:ms_name}``: ``, ms_name=<text>`` when the call passes ``name``, else nothing;
+- ``{name=LITERAL}``: a condition that writes nothing: the template fits only a call passing ``name``
+  with that literal value (``{enabled=False}``: ``torch.autocast(..., enabled=False)`` is a no-op).
 
 A passed argument the chosen template has no place for blocks the rewrite (nothing is
 dropped silently), unless its parameter map says the torch argument is dropped or it
@@ -16,8 +18,8 @@ repeats the torch default.
 A template that is a statement (``assert {condition}, {message}``) replaces only a call that
 is a whole statement.
 
-The one template ``""`` removes the call's construct (``removal``): ``@torch.no_grad()``
-goes, and ``with torch.no_grad():`` gives way to its body.
+A template that is empty, or only conditions, removes the call's construct (``removal``) with
+all its arguments: ``@torch.no_grad()`` goes, and ``with torch.no_grad():`` gives way to its body.
 """
 from __future__ import annotations
 
@@ -27,20 +29,35 @@ from typing import Any, Optional
 from kb.analysis.arguments import Blocked, read_arguments
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 
-FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?\}")
+FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?(?:=([^{}]+))?\}")
 CONTEXT = ("ms", "self")
 PRIMARY = ("identifier", "attribute", "call", "subscript", "parenthesized_expression", "string", "integer",
            "float", "list", "tuple", "dictionary")
 
 
 def fields(template: str) -> tuple[set[str], set[str]]:
-    """(required, optional) torch parameter names a template refers to."""
+    """(required, optional) torch parameter names a template refers to (a condition's is required)."""
     required, optional = set(), set()
     for match in FIELD_RE.finditer(template):
         if match[2] in CONTEXT:
             continue
         (optional if match[1] else required).add(match[2])
     return required, optional
+
+
+def conditions(template: str) -> dict[str, str]:
+    """torch parameter name -> the literal a ``{name=LITERAL}`` condition asks the call to pass."""
+    return {m[2]: m[4].strip() for m in FIELD_RE.finditer(template) if m[4] is not None}
+
+
+def removes(template: str) -> bool:
+    """An empty template, or one of conditions only: the call's construct goes (``removal``)."""
+    return FIELD_RE.sub(lambda m: "" if m[4] is not None else m[0], template).strip() == ""
+
+
+def _meets(template: str, bound: dict[str, str]) -> bool:
+    return all(name in bound and not isinstance(bound[name], Splat) and same_value(literal(bound[name]), literal(value))
+               for name, value in conditions(template).items())
 
 
 def bind(call: Any, record: dict[str, Any], target: Optional[dict[str, Any]] = None) -> dict[str, str]:
@@ -115,7 +132,9 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
             required, optional = fields(template)
             if not required <= allowed.keys():
                 continue
-            if set(bound) - required - optional - ignorable:
+            if not _meets(template, allowed):
+                continue
+            if set(bound) - required - optional - ignorable and not removes(template):  # a removal drops all
                 continue
             return _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
     passed = ", ".join(sorted(bound)) or "no arguments"
@@ -174,6 +193,8 @@ def _ignorable(record: dict[str, Any], target: dict[str, Any], bound: dict[str, 
 def _fill(template: str, bound: dict[str, str], alias: str, receiver: Optional[str]) -> str:
     def field(match: re.Match) -> str:
         name = match[2]
+        if match[4] is not None:  # a condition: met already (``render``)
+            return ""
         if name == "ms" and not match[1]:
             return alias
         if name == "self" and not match[1]:
