@@ -1,0 +1,141 @@
+"""Rewrites that depend on what the code passes (bundled KB, --device CPU, both families): a template
+condition (``torch.autocast(..., enabled=False)`` goes), a torch-only parameter passed as a variable
+(a torch-signature adapter checks it when the code runs), ``torch.Tensor(data)``, sampling with a
+generator, ``Tensor.repeat`` and a torch ``device=`` on a MindSpore factory. Numeric rules are run
+next to torch (kb.probes.calls); each fix has its no-op beside it."""
+from __future__ import annotations
+
+import pytest
+
+from kb.analysis import Engine, EngineSettings
+from kb.analysis.convert import convert_source
+from kb.model import check_template
+from kb.probes.calls import Case, convert_cases, execute, snippet
+from tests.analysis.roundtrip import converted
+
+# (id, torch expression, inputs, compare, text the classic rewrite must hold)
+CALLS = [
+    ("tensor-from-tensor", "torch.Tensor(x)[None, ...]", {"x": [2, 3]}, "values", "tensor_float32(x)"),
+    ("tensor-from-list", "torch.Tensor([[1, 2], [3, 4]]) + x", {"x": [2, 2]}, "values", "tensor_float32("),
+    # antialias given as an expression: the adapter refuses only a value torch would not ignore
+    ("interpolate-antialias-expr", "F.interpolate(x, scale_factor=2, mode='bilinear', antialias=x.dim() > 9)",
+     {"x": [1, 2, 3, 2]}, "values", "ms_interpolate(x, scale_factor=2"),
+    ("interpolate-antialias-size", "F.interpolate(x, size=(5, 4), mode='nearest', antialias=x.dim() > 9)",
+     {"x": [1, 2, 3, 2]}, "values", "ms_interpolate("),
+    # int64 indices as torch's; a generator seeds the op
+    ("multinomial-generator", "torch.multinomial(torch.softmax(x, -1), 2, generator=torch.Generator())",
+     {"x": [3, 6]}, "shape", "multinomial_int64("),
+    ("multinomial-replacement", "torch.multinomial(torch.softmax(x, -1), 4, True)", {"x": [3, 6]}, "shape",
+     "replacement=True"),
+    # a receiver known to be a tensor (a torch result): Tensor.repeat has no CPU kernel
+    ("repeat-varargs", "torch.abs(x).repeat(2, 1, 3)", {"x": [2, 3]}, "values", ".tile((2, 1, 3))"),
+    ("repeat-tuple", "torch.abs(x).repeat((2, 2))", {"x": [2, 3]}, "values", ".tile((2, 2))"),
+    # a torch device on a factory whose MindSpore twin has device= too: dropped, as everywhere else
+    ("tensor-device", "torch.tensor([1.5, 2.5], device=x.device) * x", {"x": [2]}, "values", None),
+    ("empty-device-shape", "torch.empty(0, 3, device=x.device).shape", {"x": [2]}, "values", None),
+]
+
+
+@pytest.fixture(scope="module")
+def executed(real_kb, tmp_path_factory):
+    cases = {}
+    for family in ("classic", "mint"):
+        batch = [Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), False), inputs=inputs, layer=False,
+                      compare=compare) for cid, expr, inputs, compare, _ in CALLS]
+        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
+        cases.update({c.id: c for c in batch})
+    execute(list(cases.values()))
+    return cases
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+@pytest.mark.parametrize("cid, expr, inputs, compare, text", CALLS, ids=[c[0] for c in CALLS])
+def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, compare, text):
+    case = executed[f"{family}/{cid}"]
+    assert case.automatic, f"{expr} left for a human: {case.why_left()}"
+    assert case.result == "pass", f"{expr} -> {case.converted!r}: {case.result}: {case.detail}"
+    if text:
+        assert text in case.converted
+    assert "device=" not in case.converted
+
+
+@pytest.fixture(scope="module", params=["classic", "mint"])
+def cpu(real_kb, request):
+    return Engine(real_kb, EngineSettings(family=request.param, device="CPU"))
+
+
+AUTOCAST = '''import torch
+
+
+def f(x, device):
+    with torch.inference_mode(False), torch.autocast(device_type=device.type, enabled=False):
+        y = x * 2
+    with torch.autocast("cpu", None, False):
+        y = y + 1
+    return y
+'''
+
+
+def test_autocast_turned_off_is_removed_and_its_body_kept(cpu):
+    out = converted(cpu, AUTOCAST)
+    assert "autocast" not in out and "with " not in out and "torch" not in out
+    assert "    y = x * 2\n    y = y + 1\n    return y\n" in out
+
+
+@pytest.mark.parametrize("call", ['torch.autocast("cpu")', 'torch.autocast("cpu", torch.bfloat16)',
+                                  'torch.autocast("cpu", enabled=flag)', 'torch.autocast("cpu", enabled=True)'])
+def test_autocast_that_may_be_on_is_left_with_the_reason(cpu, call):
+    out = converted(cpu, f"import torch\n\n\ndef f(x, flag):\n    with {call}:\n        return x * 2\n")
+    assert "with torch.autocast(" in out
+    assert "# msmap: context change: No autocast context manager in MindSpore 2.10: convert the network" in out
+
+
+def test_unsupported_parameter_as_a_variable_goes_through_a_checking_adapter(cpu):
+    src = ("import torch.nn.functional as F\n\n\ndef f(x, antialias):\n"
+           "    return F.interpolate(x, size=(4, 4), mode='bicubic', antialias=antialias)\n")
+    out = converted(cpu, src)
+    assert "return ms_interpolate(x, size=(4, 4), mode='bicubic', antialias=antialias)" in out
+    assert "# msmap:" not in out and "torch" not in out.split('"""')[0] + out.split('"""')[2]
+    definition = out[out.index("def ms_interpolate("):out.index("def f(")]
+    namespace: dict = {"ms": None}  # the guard runs before anything of MindSpore is touched
+    exec(compile(definition, "<adapter>", "exec"), namespace)
+    with pytest.raises(NotImplementedError, match="antialias"):
+        namespace["ms_interpolate"](None, size=(4, 4), antialias=True)
+
+
+def test_unsupported_parameter_as_a_literal_is_left_with_the_reason(cpu):
+    src = "import torch.nn.functional as F\ny = F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)\n"
+    out = converted(cpu, src)
+    assert "F.interpolate(" in out and "ms_interpolate" not in out
+    assert "# msmap: torch parameter 'antialias' has no MindSpore equivalent" in out
+
+
+def test_tensor_by_shape_is_left(cpu):
+    out = converted(cpu, "import torch\nz = torch.Tensor(2, 3)\nt = torch.Tensor\n")
+    assert "z = torch.Tensor(2, 3)  # msmap:" in out
+    assert "t = ms.Tensor\n" in out  # the class as a value is still the same-named class
+
+
+def test_device_annotation_becomes_object_where_the_call_has_a_template(cpu):
+    src = ("import torch\nfrom typing import Optional, Union\n\n\n"
+           "def f(device: torch.device, other: Optional[Union[str, torch.device]] = None):\n"
+           "    return torch.device('cpu')\n")
+    out = converted(cpu, src)
+    assert "def f(device: object, other: Optional[Union[str, object]] = None):" in out
+    assert "torch" not in out
+
+
+def test_template_conditions_must_be_literals():
+    check_template("{enabled=False}")
+    check_template("{self}.tile({repeats}){flag='x'}")
+    for bad in ("{enabled=flag}", "{?enabled=False}"):
+        with pytest.raises(ValueError, match="condition"):
+            check_template(bad)
+
+
+def test_generator_seeds_multinomial_and_replacement_is_torch_default(real_kb):
+    classic = Engine(real_kb, EngineSettings(device="CPU"))
+    out = convert_source(classic, "import torch\ng = torch.Generator()\ni = torch.multinomial(p, 1, generator=g)\n").text
+    assert "i = multinomial_int64(p, 1, generator=g)" in out
+    assert "def multinomial_int64(input, num_samples, replacement=False, generator=None):" in out
+    assert "generator.initial_seed()" in out
