@@ -33,6 +33,7 @@ from kb.analysis.packedsequences import PACK, PACKED_BY
 from kb.analysis.packedsequences import RECORD as PACKED_RUN, TITLE as PACKED_RUN_TITLE, consumers as packed_consumers
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.sequential import add_module_edits, sequential_assignments
+from kb.analysis.layersubclass import subclass_edits
 from kb.analysis.rewrite import (
     bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
 )
@@ -261,6 +262,7 @@ class Engine:
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         self._add_branch_renames(sites, uses)
         self._add_sequential_assignments(sites, uses, source, alias)
+        self._add_subclass_edits(sites, uses, source, alias)
         uses += [self._feature_test(node, text, source) for node, text in feature_tests(root, source, resolver.imports)]
         uses += [self._name_lookup(call, module, source) for call, module in name_lookups(root, source, resolver.imports)]
         if resolver.has_torch_imports:
@@ -400,6 +402,20 @@ class Engine:
             if extra:
                 added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
                 use.edits = list(use.edits) + extra + ([added] if added is not None else [])
+
+    def _add_subclass_edits(self, sites: list[Site], uses: list[Use], source: bytes, alias: str) -> None:
+        """A class deriving from a torch layer (``class LayerNorm2d(nn.LayerNorm)``) takes torch's
+        arguments and reads its MindSpore base's attribute names (layersubclass.py), carried by the
+        migration of its base."""
+        for site, use in zip(sites, uses):
+            choice = use.choice
+            if site.kind != "class_base" or site.local_class is None or not use.edits or choice is None \
+                    or not choice.api or choice.relation == "context_change":
+                continue
+            names = self.catalog.parameter_names().get(choice.api, {})
+            extra = subclass_edits(site.local_class, site.record, choice.target, alias, source, names)
+            if extra:
+                use.edits = list(use.edits) + extra
 
     def _result(self, *args: Any) -> Analysis:
         return Analysis(*args)

@@ -73,7 +73,10 @@ class TensorNames:
             if left.type == "identifier":
                 assignments.setdefault(left.text, []).append((value, False))
             elif left.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list"):
-                for item in _identifiers(left):
+                pairs = _parallel(left, value)  # q, k, v = qkv[0], qkv[1], qkv[2]: item by item
+                for item, item_value in pairs:
+                    assignments.setdefault(item.text, []).append((item_value, False))
+                for item in _identifiers(left) if not pairs else ():
                     assignments.setdefault(item.text, []).append((value, True))
             else:
                 for item in _identifiers(left) if left.named_children else [left]:
@@ -288,6 +291,18 @@ def _assignments(body: Optional[Any]) -> Iterable[tuple[Any, Any]]:
             if left is not None and value is not None:
                 yield left, value
         stack.extend(node.named_children)
+
+
+def _parallel(left: Any, value: Any) -> list[tuple[Any, Any]]:
+    """(name, its value) of ``a, b = x, y``; empty unless both sides are plain lists of one length."""
+    if value.type not in ("expression_list", "tuple"):
+        return []
+    names = [c for c in left.named_children if c.type != "comment"]
+    values = [c for c in value.named_children if c.type != "comment"]
+    if len(names) != len(values) or any(n.type != "identifier" for n in names) \
+            or any(v.type in ("list_splat", "parenthesized_list_splat") for v in values):
+        return []
+    return list(zip(names, values))
 
 
 def _identifiers(pattern: Any) -> Iterable[Any]:

@@ -151,3 +151,161 @@ def test_one_helper_asked_for_twice_is_written_once(classic):
                               '        seq.add_module("b", nn.ReLU())')
     out = converted(classic, src)
     assert out.count("def ms_add_module(") == 1 and 'ms_add_module(seq, "b", ms.nn.ReLU())' in out
+
+
+def _numbers(engine, src: str, call: str, tmp_path) -> tuple[list, list]:
+    """``call`` evaluated on the torch source and on its conversion (child processes), as nested lists."""
+    out = converted(engine, src)
+    assert "torch" not in out.replace("torch's", "").replace("torch.nn.", "") and "# msmap:" not in out
+    tag = engine.settings.family
+    (tmp_path / f"torch_side_{tag}.py").write_text(src)
+    (tmp_path / f"ms_side_{tag}.py").write_text(out)
+    get = "import numpy as np\nnp.random.seed(0)\nx = np.random.randn(2, 3, 4, 5).astype(np.float32)\n"
+    torch_side = _run(tmp_path, "import torch\nT = torch.tensor", f"{get}from torch_side_{tag} import *\n"
+                      f"print(json.dumps([v.detach().numpy().tolist() for v in {call}]))")
+    ms_side = _run(tmp_path, "import mindspore\nT = mindspore.Tensor", f"{get}from ms_side_{tag} import *\n"
+                   f"print(json.dumps([v.asnumpy().tolist() for v in {call}]))")
+    return torch_side, ms_side
+
+
+def _close(a, b) -> bool:
+    import numpy as np
+
+    return all(np.allclose(np.array(u), np.array(v), rtol=1e-4, atol=1e-5) for u, v in zip(a, b)) and len(a) == len(b)
+
+
+LAYER_NORM = """import torch.nn.functional as F
+
+
+def norms(x, w, b):
+    return (F.layer_norm(x, (x.shape[-1],), w, b, 1e-6), F.layer_norm(x, x.shape[-2:]),
+            F.layer_norm(x, [5], eps=1e-3, weight=w), F.layer_norm(x, (5,)))
+"""
+
+
+def test_functional_layer_norm_runs_on_the_cpu_with_torchs_numbers(classic, mint, tmp_path):
+    call = "norms(T(x), T(np.linspace(0.5, 2, 5).astype(np.float32)), T(np.linspace(-1, 1, 5).astype(np.float32)))"
+    for engine in (classic, mint):  # ops.layer_norm and mint's have no CPU kernel (LayerNormExt)
+        out = converted(engine, LAYER_NORM)
+        assert "ms_layer_norm(x, (x.shape[-1],), weight=w, bias=b, eps=1e-6)" in out
+        torch_side, ms_side = _numbers(engine, LAYER_NORM, call, tmp_path)
+        assert _close(torch_side, ms_side)
+
+
+LAYER_NORM_2D = """from functools import partial
+
+import torch.nn.functional as F
+from torch import nn
+
+
+class LayerNorm2d(nn.LayerNorm):
+    \"\"\"Normalises the channels of an NCHW tensor.\"\"\"
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return x.permute(0, 3, 1, 2)
+
+
+class Scaled(nn.LayerNorm):
+    def __init__(self, channels, scale):
+        super().__init__(channels, eps=1e-3)
+        self.scale = scale
+
+    def forward(self, x):
+        return super().forward(x) * self.scale
+
+
+def build(T):
+    norm = partial(LayerNorm2d, eps=1e-6)(3)
+    scaled = Scaled(5, 2.0)
+    for layer in (norm, scaled):
+        c = layer.normalized_shape[0]
+        values = [0.5 + i / c for i in range(c)], [i / c - 0.5 for i in range(c)]
+        for p, v in zip(layer.trainable_params() if hasattr(layer, "trainable_params") else layer.parameters(), values):
+            p.set_data(T(v)) if hasattr(p, "set_data") else p.data.copy_(T(v))
+    return norm, scaled
+"""
+
+
+def test_a_subclass_of_a_torch_layer_takes_torchs_arguments_and_attributes(classic, mint, tmp_path):
+    call = "(lambda n, s: (n(T(x)), s(T(x)), T([n.eps if hasattr(n, 'eps') else n.epsilon])))(*build(T))"
+    for engine in (classic, mint):  # mint's LayerNorm has no CPU kernel: both derive from the classic one
+        out = converted(engine, LAYER_NORM_2D)
+        assert "class LayerNorm2d(ms.nn.LayerNorm):\n    \"\"\"Normalises" in out
+        assert "    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True" in out  # torch's own
+        assert "weight=self.gamma, bias=self.beta, eps=self.epsilon)" in out
+        assert "super().__init__((channels,), epsilon=1e-3)" in out and "super().construct(x) * self.scale" in out
+        assert "epsilon=1e-3" in out and out.count("def __init__(") == 2  # Scaled keeps its own, mapped
+        torch_side, ms_side = _numbers(engine, LAYER_NORM_2D, call, tmp_path)
+        assert _close(torch_side, ms_side)
+
+
+def test_a_module_subclass_or_a_same_signature_layer_gets_no_constructor(classic):
+    src = ("from torch import nn\n\nclass A(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+           "class B(nn.Flatten):\n    def forward(self, x):\n        return super().forward(x).weight\n")
+    out = converted(classic, src)
+    assert "__init__" not in out and "class A(ms.nn.Cell):" in out
+    assert ".weight" in out  # no weight rule renames Flatten's attributes
+
+
+def test_mint_permute_gets_its_dims_as_a_tuple(mint, tmp_path):
+    src = "import torch\n\n\ndef turn(x, dims=[0, 2, 3, 1]):\n    return (torch.permute(x, dims), torch.permute(x, [3, 2, 1, 0]))\n"
+    out = converted(mint, src)
+    assert "ms.mint.permute(x, tuple(dims))" in out and "ms.mint.permute(x, (3, 2, 1, 0))" in out
+    torch_side, ms_side = _numbers(mint, src, "turn(T(x))", tmp_path)
+    assert _close(torch_side, ms_side)
+
+
+@pytest.mark.parametrize("body, fixed, kept", [
+    pytest.param("    q, k = x[0], x[1]\n    return q.size(0) + k.size(1)\n", "q.shape[0] + k.shape[1]", None,
+                 id="parallel-assignment-of-tensors"),
+    pytest.param("    q, n = x[0], len(x)\n    return q.size(0), n.size(1)\n", "q.shape[0]", "n.size(1)",
+                 id="parallel-assignment-with-a-non-tensor"),
+    pytest.param("    q, k = pair\n    return q.size(0)\n", None, "q.size(0)", id="unpacking-an-unknown-value"),
+])
+def test_parallel_assignments_pair_names_with_their_values(classic, body, fixed, kept):
+    out = converted(classic, "import torch\nfrom torch import Tensor\n\n\ndef f(x: Tensor, pair):\n" + body)
+    if fixed:
+        assert fixed in out
+    if kept:
+        assert kept in out and "# msmap: if this is a tensor" in out
+
+
+ATTENTION = """import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.plain = nn.MultiheadAttention(8, 2, bias=False)
+
+    def forward(self, x):
+        y, none = self.attention(x, x, x, need_weights=False)
+        z, weights = self.plain(x, x, x)
+        return y, z, weights, none is None
+"""
+
+
+def test_multihead_attention_answers_like_torch_without_weights(classic, mint, tmp_path):
+    (tmp_path / "torch_block.py").write_text(ATTENTION)
+    make = ("import numpy as np\nx = np.random.RandomState(0).randn(2, 3, 8).astype(np.float32)\n")
+    torch_side = _run(tmp_path, "import torch\ntorch.manual_seed(0)", make + (
+        "from torch_block import Block\nb = Block().eval()\n"
+        "np.savez('state.npz', **{k: v.numpy() for k, v in b.state_dict().items()})\n"
+        "y, z, w, none = b(torch.tensor(x))\nprint(json.dumps([y.tolist(), z.tolist(), w.tolist(), none]))"))
+    for engine in (classic, mint):
+        out = converted(engine, ATTENTION)
+        assert "self.attention = MsMultiheadAttention(8, 2, batch_first=True)" in out
+        assert "self.plain = MsMultiheadAttention(8, 2, bias=False)" in out
+        name = f"ms_block_{engine.settings.family}"
+        (tmp_path / f"{name}.py").write_text(out)
+        ms_side = _run(tmp_path, "import mindspore", make + (
+            f"from {name} import Block\nb = Block()\nb.set_train(False)\nstate = np.load('state.npz')\n"
+            "for n, p in b.parameters_and_names():\n    p.set_data(mindspore.Tensor(state[n]))\n"
+            "y, z, w, none = b(mindspore.Tensor(x))\n"
+            "print(json.dumps([y.asnumpy().tolist(), z.asnumpy().tolist(), w.asnumpy().tolist(), bool(none)]))"))
+        assert ms_side[3] is True and torch_side[3] is True  # (output, None), as torch
+        assert _close(torch_side[:3], ms_side[:3])
