@@ -52,7 +52,7 @@ def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) ->
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        _lock(fd, blocking=True)
+        locked = _lock(fd, blocking=True) and sys.platform != "win32"
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, Path):
                 with open(data, "rb") as source:
@@ -62,7 +62,10 @@ def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) ->
             handle.flush()
             if mode is not None:
                 os.chmod(tmp, mode)
-            os.replace(tmp, path)  # (renamed while still locked: never seen unlocked under its name)
+            if locked:
+                os.replace(tmp, path)  # (renamed while still locked: never seen unlocked under its name)
+        if not locked:  # (Windows renames no open file)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)

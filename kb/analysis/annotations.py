@@ -15,7 +15,7 @@ where the type is a test whose answer would change.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.text import TextEdit
 
@@ -50,7 +50,7 @@ def in_annotation(node: Any) -> bool:
     return parent is not None and parent.type == "type"
 
 
-def annotation_edit(node: Any) -> Optional[TextEdit]:
+def annotation_edit(node: Any) -> TextEdit | None:
     """The replacement of a torch type with no MindSpore counterpart in an annotation, or None."""
     if not in_annotation(node):
         return None

@@ -8,22 +8,23 @@ turns any failure of the KB into "not found": analysis never raises.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
 
 Record = dict[str, Any]
 
 
 @runtime_checkable
 class KnowledgeBase(Protocol):
-    def mapping(self, torch_name: str) -> Optional[Record]: ...
+    def mapping(self, torch_name: str) -> Record | None: ...
 
     def is_torch_api(self, name: str) -> bool: ...
 
-    def tensor_method(self, method_name: str) -> Optional[str]: ...
+    def tensor_method(self, method_name: str) -> str | None: ...
 
-    def reverse(self, ms_name: str) -> Optional[Record]: ...
+    def reverse(self, ms_name: str) -> Record | None: ...
 
-    def resolve(self, name: str) -> Optional[str]: ...
+    def resolve(self, name: str) -> str | None: ...
 
 
 def could_be_reexport(name: str) -> bool:
@@ -64,14 +65,14 @@ class Catalog:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.kb = kb
-        self._records: dict[str, Optional[Record]] = {}
-        self._methods: dict[str, Optional[str]] = {}
-        self._longest: dict[tuple[str, tuple[str, ...]], Optional[tuple[int, str, Record]]] = {}
+        self._records: dict[str, Record | None] = {}
+        self._methods: dict[str, str | None] = {}
+        self._longest: dict[tuple[str, tuple[str, ...]], tuple[int, str, Record] | None] = {}
         self._reachable: dict[str, bool] = {}
-        self.tensor_methods: dict[bytes, Optional[str]] = {}  # a cache the tensor-method guesses fill
-        self._names: Optional[list[str]] = None
-        self._index: Optional[dict[str, set[str]]] = None
-        self._parameter_names: Optional[dict[str, dict[str, str]]] = None
+        self.tensor_methods: dict[bytes, str | None] = {}  # a cache the tensor-method guesses fill
+        self._names: list[str] | None = None
+        self._index: dict[str, set[str]] | None = None
+        self._parameter_names: dict[str, dict[str, str]] | None = None
 
     def parameter_names(self) -> dict[str, dict[str, str]]:
         """MindSpore layer class -> {torch parameter name: MindSpore name}, from the KB's weight
@@ -86,7 +87,7 @@ class Catalog:
                 self._parameter_names = {}
         return self._parameter_names
 
-    def lookup(self, name: str) -> Optional[Record]:
+    def lookup(self, name: str) -> Record | None:
         """The record of a fully qualified torch name, or None."""
         try:
             return self._records[name]
@@ -105,7 +106,7 @@ class Catalog:
         self._records[name] = record
         return record
 
-    def longest(self, base: str, attrs: tuple[str, ...]) -> Optional[tuple[int, str, Record]]:
+    def longest(self, base: str, attrs: tuple[str, ...]) -> tuple[int, str, Record] | None:
         """The longest known name among ``base``, ``base.attrs[0]``, ... as (attrs used, name, record).
 
         Memoized: the same chains (``torch.float32``, ``nn.Linear``) recur across a project.
@@ -159,7 +160,7 @@ class Catalog:
             parts = parts[: parts.index("modules")]
         needed = [p for p in parts if not p.startswith("_")]
         by_part = self._by_part(names)
-        candidates: Optional[set[str]] = None
+        candidates: set[str] | None = None
         for part in needed:
             holders = by_part.get(part, set())
             candidates = holders if candidates is None else candidates & holders
@@ -179,7 +180,7 @@ class Catalog:
             at += 1
         return found
 
-    def _sorted_names(self) -> Optional[list[str]]:
+    def _sorted_names(self) -> list[str] | None:
         """The KB's torch names, sorted (None when the KB cannot list them)."""
         if self._names is None:
             listed = getattr(self.kb, "torch_names", None)
@@ -201,7 +202,7 @@ class Catalog:
             self._index = by_part
         return self._index
 
-    def tensor_method(self, method: str) -> Optional[str]:
+    def tensor_method(self, method: str) -> str | None:
         """'torch.Tensor.<method>' when the KB has that Tensor method, else None."""
         try:
             return self._methods[method]
@@ -223,7 +224,7 @@ class Catalog:
 class MemoryKB:
     """An in-memory ``KnowledgeBase`` built from record dicts (tests, fixtures)."""
 
-    def __init__(self, records: Iterable[Record], aliases: Optional[dict[str, str]] = None) -> None:
+    def __init__(self, records: Iterable[Record], aliases: dict[str, str] | None = None) -> None:
         self.records: dict[str, Record] = {r["torch"]: r for r in records}
         self.aliases = dict(aliases or {})
         self._reverse: dict[str, Record] = {}
@@ -232,20 +233,20 @@ class MemoryKB:
                 if target.get("api"):
                     self._reverse.setdefault(target["api"], record)
 
-    def mapping(self, torch_name: str) -> Optional[Record]:
+    def mapping(self, torch_name: str) -> Record | None:
         return self.records.get(torch_name)
 
     def is_torch_api(self, name: str) -> bool:
         return name in self.records
 
-    def tensor_method(self, method_name: str) -> Optional[str]:
+    def tensor_method(self, method_name: str) -> str | None:
         name = f"torch.Tensor.{method_name}"
         return name if name in self.records else None
 
-    def reverse(self, ms_name: str) -> Optional[Record]:
+    def reverse(self, ms_name: str) -> Record | None:
         return self._reverse.get(ms_name)
 
-    def resolve(self, name: str) -> Optional[str]:
+    def resolve(self, name: str) -> str | None:
         if name in self.records:
             return name
         return self.aliases.get(name)

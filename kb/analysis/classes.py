@@ -9,8 +9,9 @@ the user's method, not a torch API).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any
 
 # Exact parents first, then (prefix, parent) rules: the first that matches wins.
 EXACT_PARENTS: dict[str, tuple[str, ...]] = {
@@ -50,7 +51,7 @@ def torch_ancestors(name: str) -> Iterator[str]:
                 break
 
 
-def is_class_record(record: Optional[dict[str, Any]]) -> bool:
+def is_class_record(record: dict[str, Any] | None) -> bool:
     if not record:
         return False
     kind = record.get("kind")
@@ -67,7 +68,7 @@ class LocalClass:
     name: str
     node: Any  # class_definition; None for a class imported from a sibling file
     torch_bases: list[str] = field(default_factory=list)
-    local_bases: list["LocalClass"] = field(default_factory=list)
+    local_bases: list[LocalClass] = field(default_factory=list)
     base_nodes: list[tuple[Any, str]] = field(default_factory=list)  # (base expr node, torch name)
     methods: dict[str, Any] = field(default_factory=dict)  # name -> function_definition
     attribute_types: dict[str, Any] = field(default_factory=dict)  # self.<attr> = <torch class>(...)
@@ -82,7 +83,7 @@ class LocalClass:
         """Forget cached answers (a base was added somewhere in the file)."""
         self._memo.clear()
 
-    def lineage(self) -> list["LocalClass"]:
+    def lineage(self) -> list[LocalClass]:
         seen: set[int] = set()
         found, todo = [], [self]
         while todo:
@@ -114,8 +115,8 @@ class LocalClass:
 
 
 def member_of(
-    owner: Any, member: str, lookup: Callable[[str], Optional[dict[str, Any]]]
-) -> Optional[tuple[str, dict[str, Any]]]:
+    owner: Any, member: str, lookup: Callable[[str], dict[str, Any] | None]
+) -> tuple[str, dict[str, Any]] | None:
     """The torch API ``owner.member`` stands for: (name, record) or None.
 
     ``owner`` is a torch class name or a ``LocalClass``.  A method the local class

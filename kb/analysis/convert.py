@@ -8,7 +8,7 @@ statement instead; if that is not possible either, the line gets no note.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 from kb.analysis.document import Document
 from kb.analysis.fixall import FixAllResult, Leftover, parses
@@ -24,7 +24,7 @@ def note_for(left: Leftover) -> str:
     return f"{reason} (see: msmap lookup {left.torch_name})"
 
 
-def convert_source(engine: Any, source: Union[str, bytes], imported_classes: Optional[dict] = None) -> FixAllResult:
+def convert_source(engine: Any, source: str | bytes, imported_classes: dict | None = None) -> FixAllResult:
     """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines).
 
     ``imported_classes``: torch classes the file imports from its siblings (siblingclasses.py)."""
@@ -39,7 +39,7 @@ def convert_source(engine: Any, source: Union[str, bytes], imported_classes: Opt
     return fixed
 
 
-def annotate(source: bytes, left: list[Leftover]) -> Optional[bytes]:
+def annotate(source: bytes, left: list[Leftover]) -> bytes | None:
     """Add ``# msmap:`` notes for ``left``; None when nothing was added."""
     document = Document(source)
     root = document.tree.root_node
@@ -64,7 +64,7 @@ def _line_end(source: bytes, offset: int) -> int:
     return end
 
 
-def _note_offset(root: Any, source: bytes, offset: int) -> Optional[int]:
+def _note_offset(root: Any, source: bytes, offset: int) -> int | None:
     """Where a note for a use at ``offset`` goes, or None (already noted, or no safe place)."""
     for _ in range(8):
         end = _line_end(source, offset)
@@ -93,7 +93,7 @@ def _safe_line_end(root: Any, source: bytes, end: int) -> bool:
     return True
 
 
-def _statement_of(node: Any) -> Optional[Any]:
+def _statement_of(node: Any) -> Any | None:
     while node is not None:
         if node.type.endswith("_statement") or node.type in ("decorated_definition", "function_definition",
                                                               "class_definition"):

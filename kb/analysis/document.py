@@ -9,7 +9,6 @@ never stops parsing: the tree holds ERROR nodes and the rest stays usable.
 from __future__ import annotations
 
 import threading
-from typing import Optional, Union
 
 import tree_sitter
 import tree_sitter_python
@@ -28,11 +27,11 @@ def parser() -> tree_sitter.Parser:
     return found
 
 
-def _as_bytes(text: Union[str, bytes]) -> bytes:
+def _as_bytes(text: str | bytes) -> bytes:
     return text if isinstance(text, bytes) else encode(text)
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
+def common_prefix(a: bytes | memoryview, b: bytes | memoryview) -> int:
     a, b = memoryview(a), memoryview(b)  # slices without copies
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:  # invariant: a[:lo] == b[:lo]
@@ -44,7 +43,7 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return lo
 
 
-def common_suffix(a: bytes, b: bytes, limit: int) -> int:
+def common_suffix(a: bytes | memoryview, b: bytes | memoryview, limit: int) -> int:
     a, b = memoryview(a), memoryview(b)
     lo, hi = 0, limit
     while lo < hi:
@@ -64,8 +63,8 @@ def _point(source: bytes, offset: int) -> tuple[int, int]:
 class Document:
     """Source text (kept as UTF-8 bytes) plus its parse tree."""
 
-    def __init__(self, text: Union[str, bytes] = b"", uri: Optional[str] = None, version: int = 0,
-                 imported_classes: Optional[dict] = None):
+    def __init__(self, text: str | bytes = b"", uri: str | None = None, version: int = 0,
+                 imported_classes: dict | None = None):
         self.uri = uri
         # Torch classes the file imports from sibling files, by bound name (siblingclasses.py).
         self.imported_classes: dict = imported_classes or {}
@@ -73,8 +72,8 @@ class Document:
         self.source = _as_bytes(text)
         self.tree = parser().parse(self.source)
         self.revision = 0  # bumped on every change; analysis caches key on it
-        self._lines: Optional[LineIndex] = None
-        self._text: Optional[str] = None if isinstance(text, bytes) else text
+        self._lines: LineIndex | None = None
+        self._text: str | None = None if isinstance(text, bytes) else text
         self.cache: dict = {}  # engines keep their last analysis here (see Engine.analyze)
         # Ranges touched since each revision, in current offsets: (revision, start, end).
         self._dirty: list[tuple[int, int, int]] = []
@@ -98,7 +97,7 @@ class Document:
     def offset(self, line: int, character: int) -> int:
         return self.lines.offset(line, character)
 
-    def update(self, new_text: Union[str, bytes], version: Optional[int] = None) -> None:
+    def update(self, new_text: str | bytes, version: int | None = None) -> None:
         """Replace the whole text; the tree is re-parsed incrementally."""
         new = _as_bytes(new_text)
         old = self.source
@@ -108,7 +107,7 @@ class Document:
         self._text = None if isinstance(new_text, bytes) else new_text
 
     def apply_change(
-        self, start: tuple[int, int], end: tuple[int, int], text: str, version: Optional[int] = None
+        self, start: tuple[int, int], end: tuple[int, int], text: str, version: int | None = None
     ) -> None:
         """Apply an LSP content change: replace (line, UTF-16 character) ``start``..``end``."""
         begin, finish = self.offset(*start), self.offset(*end)
@@ -117,7 +116,7 @@ class Document:
         new = self.source[:begin] + inserted + self.source[finish:]
         self._edit(begin, finish, inserted, new, version)
 
-    def _edit(self, start: int, old_end: int, inserted: bytes, new: bytes, version: Optional[int]) -> None:
+    def _edit(self, start: int, old_end: int, inserted: bytes, new: bytes, version: int | None) -> None:
         if version is not None:
             self.version = version
         if new == self.source:
@@ -156,7 +155,7 @@ class Document:
             moved = moved[-256:]
         self._dirty = moved
 
-    def dirty_since(self, revision: int) -> Optional[list[tuple[int, int]]]:
+    def dirty_since(self, revision: int) -> list[tuple[int, int]] | None:
         """Byte ranges (current offsets) changed since ``revision``; None when no longer known."""
         if revision < self._dirty_floor:
             return None

@@ -21,8 +21,9 @@ name is used nowhere in that scope but in ``**name``.  Anything else is left as 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from kb.analysis.text import TextEdit
 from kb.analysis.words import word_starts
@@ -30,7 +31,7 @@ from kb.analysis.words import word_starts
 KEYS = ("device", "dtype")
 SCOPES = frozenset({"function_definition", "lambda", "class_definition", "module"})
 TITLE = "Drop the device from the factory keyword dict (MindSpore places tensors by its context)"
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "factory kwargs", "kind": "pattern", "namespace": "builtins", "source": "curated", "targets": [],
     "caveats": [], "torch_signature": None,
     "advice": "A {'device': ..., 'dtype': ...} dict passed on as **kwargs keeps only a dtype that is not None.",
@@ -41,7 +42,7 @@ RECORD = {
 class FactoryDict:
     name: str
     value: Any  # the assigned expression (dict literal, dict(...) call, or the converted conditional)
-    dtype: Optional[str]  # the dtype value's text; None when absent or the literal None
+    dtype: str | None  # the dtype value's text; None when absent or the literal None
 
     @property
     def may_carry_dtype(self) -> bool:
@@ -55,7 +56,7 @@ class FactoryDict:
             return f"{{'dtype': {self.dtype}}} if {self.dtype} is not None else {{}}"
         return f"{{'dtype': {self.dtype}}}"
 
-    def edit(self) -> Optional[TextEdit]:
+    def edit(self) -> TextEdit | None:
         """The dict's rewrite; None when it is already the MindSpore form."""
         new = self.text()
         if self.value.text.decode("utf-8", "surrogateescape") == new:
@@ -67,10 +68,10 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "surrogateescape")
 
 
-def _entries(value: Any) -> Optional[dict[str, Optional[Any]]]:
+def _entries(value: Any) -> dict[str, Any | None] | None:
     """key -> value node of a ``{'device': d, 'dtype': t}`` literal or ``dict(device=d, dtype=t)`` call
     whose keys are all factory keys; None for anything else."""
-    found: dict[str, Optional[Any]] = {}
+    found: dict[str, Any | None] = {}
     if value.type == "dictionary":
         for child in value.named_children:
             if child.type == "comment":
@@ -91,15 +92,15 @@ def _entries(value: Any) -> Optional[dict[str, Optional[Any]]]:
         for child in arguments.named_children:
             if child.type == "comment":
                 continue
-            name = child.child_by_field_name("name") if child.type == "keyword_argument" else None
-            if name is None or _text(name) not in KEYS:
+            keyword = child.child_by_field_name("name") if child.type == "keyword_argument" else None
+            if keyword is None or _text(keyword) not in KEYS:
                 return None
-            found[_text(name)] = child.child_by_field_name("value")
+            found[_text(keyword)] = child.child_by_field_name("value")
         return found
     return None
 
 
-def _dtype_of(value: Any) -> tuple[bool, Optional[str]]:
+def _dtype_of(value: Any) -> tuple[bool, str | None]:
     """(is a factory dict, dtype text) of an assigned expression, the converted conditional
     ``{'dtype': t} if t is not None else {}`` included."""
     if value.type == "conditional_expression":
@@ -115,8 +116,8 @@ def _dtype_of(value: Any) -> tuple[bool, Optional[str]]:
     entries = _entries(value)
     if entries is None:
         return False, None
-    dtype = entries.get("dtype")
-    return True, None if dtype is None or dtype.type == "none" else _text(dtype)
+    dtype_node = entries.get("dtype")
+    return True, None if dtype_node is None or dtype_node.type == "none" else _text(dtype_node)
 
 
 def _scope(node: Any) -> Any:
@@ -151,7 +152,7 @@ def _only_unpacked(name: str, target: Any, scope: Any, source: bytes) -> bool:
     return True
 
 
-def _from_assignment(assignment: Any, source: bytes) -> Optional[FactoryDict]:
+def _from_assignment(assignment: Any, source: bytes) -> FactoryDict | None:
     left, value = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
     if left is None or value is None or left.type != "identifier" or assignment.child_by_field_name("type"):
         return None
@@ -164,7 +165,7 @@ def _from_assignment(assignment: Any, source: bytes) -> Optional[FactoryDict]:
     return FactoryDict(_text(left), value, dtype)
 
 
-def splat_factory(splat: Any, source: bytes) -> Optional[FactoryDict]:
+def splat_factory(splat: Any, source: bytes) -> FactoryDict | None:
     """The factory dict a ``**name`` argument unpacks, when ``name`` is one (see the module's doc)."""
     if splat.type != "dictionary_splat":
         return None
@@ -197,7 +198,7 @@ def factory_dicts(root: Any, source: bytes) -> Iterable[FactoryDict]:
             node = root.named_descendant_for_byte_range(at, at + len(key))
             value = _container(node)
             assignment = value.parent if value is not None else None
-            if assignment is None or assignment.type != "assignment" or assignment.id in seen:
+            if value is None or assignment is None or assignment.type != "assignment" or assignment.id in seen:
                 continue
             seen.add(assignment.id)
             right = assignment.child_by_field_name("right")
@@ -208,7 +209,7 @@ def factory_dicts(root: Any, source: bytes) -> Iterable[FactoryDict]:
                 yield found
 
 
-def _container(node: Any) -> Optional[Any]:
+def _container(node: Any) -> Any | None:
     """The dict literal or ``dict(...)`` call whose key ``node`` is (a string's content, a keyword)."""
     if node is None:
         return None

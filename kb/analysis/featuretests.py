@@ -11,7 +11,8 @@ module reached through a torch import are rewritten, in three spellings:
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.words import word_starts
@@ -34,7 +35,7 @@ def _calls(root: Any, source: bytes, function_name: bytes, bound: set[str], coun
         node = root.named_descendant_for_byte_range(at, at + len(function_name))
         call = node.parent if node is not None and node.type == "identifier" else None
         function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
-        if function is None or function.id != node.id:
+        if call is None or function is None or node is None or function.id != node.id:
             continue
         arguments = call.child_by_field_name("arguments")
         args = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []

@@ -10,12 +10,13 @@ A source that does not parse to begin with comes back unchanged.
 from __future__ import annotations
 
 import ast
-import re
 import bisect
 import gc
+import re
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any
 
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.imports import is_torch_path
@@ -26,7 +27,7 @@ MAX_PASSES = 25
 DEFINITION = re.compile(r"\n*(?:def|class) (\w+)\(")  # an adapter's or helper's definition (adapters.insertion)
 
 
-def _defines(edit: TextEdit) -> Optional[str]:
+def _defines(edit: TextEdit) -> str | None:
     """The name an inserted adapter or helper definition defines, if the edit is one."""
     found = DEFINITION.match(edit.new_text) if edit.start == edit.end else None
     return found[1] if found else None
@@ -47,7 +48,7 @@ def _joined_definitions(edits: list[TextEdit]) -> list[TextEdit]:
     return joined
 
 
-def parses(source: bytes) -> Optional[str]:
+def parses(source: bytes) -> str | None:
     """None when ``source`` is valid Python, else a one-line reason."""
     try:
         with warnings.catch_warnings():
@@ -77,7 +78,7 @@ class FixAllResult:
     original: bytes
     applied: list[str] = field(default_factory=list)  # titles of the fixes applied
     dropped: list[str] = field(default_factory=list)  # fixes dropped because the result did not parse
-    error: Optional[str] = None  # why nothing was done (the input does not parse)
+    error: str | None = None  # why nothing was done (the input does not parse)
     found: int = 0  # torch uses in the original (imports and guesses not counted)
     apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found (the performance summary)
     left: list[Leftover] = field(default_factory=list)  # uses not converted, at offsets in ``source``
@@ -98,7 +99,7 @@ class FixAllResult:
     def text(self) -> str:
         return decode(self.source)
 
-    def edit(self) -> Optional[TextEdit]:
+    def edit(self) -> TextEdit | None:
         """One edit (on the original) that turns it into the result: its changed middle."""
         if not self.changed:
             return None
@@ -112,7 +113,7 @@ class FixAllResult:
         return TextEdit(start, len(old) - tail, decode(new[start : len(new) - tail]))
 
 
-def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
+def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
     """Every safe fix, applied; see the module's docstring.
 
     The cyclic garbage collector is paused meanwhile: a pass allocates a few objects per use
@@ -129,7 +130,7 @@ def fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
             gc.enable()
 
 
-def _fix_all(engine: Any, document: Union[Document, str, bytes]) -> FixAllResult:
+def _fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
     doc = document if isinstance(document, Document) else Document(document)
     original = doc.source
     result = FixAllResult(original, original)
@@ -202,7 +203,7 @@ def _unsure(analysis: Any, sure: set) -> dict:
             for u in analysis.uses if u.guess and u.edits and u.call_span not in sure}
 
 
-def _shifted(pending: dict, shift: Callable[[int], int], edits: Optional[list[TextEdit]] = None) -> dict:
+def _shifted(pending: dict, shift: Callable[[int], int], edits: list[TextEdit] | None = None) -> dict:
     """Pending uses at their offsets after ``edits``; a use inside text an edit replaced is dropped
     (the next pass finds it again where it now is, if it is still there)."""
     replaced = sorted((e.start, e.end) for e in edits or [] if e.end > e.start)
@@ -295,7 +296,7 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
             unique.append(analysis.alias_edit)
         return unique
 
-    def attempt(uses: list) -> Optional[tuple[bytes, list[TextEdit]]]:
+    def attempt(uses: list) -> tuple[bytes, list[TextEdit], list] | None:
         edits = edits_of(uses)
         try:
             new = apply_edits(source, edits)
@@ -318,7 +319,7 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
     return done
 
 
-def _cleanup(engine: Any, work: Document) -> Optional[tuple[bytes, list]]:
+def _cleanup(engine: Any, work: Document) -> tuple[bytes, list] | None:
     """Remove torch imports nothing refers to any more: converted code cannot import torch."""
     analysis = engine.analyze(work)
     if analysis.imports is None:  # an incremental analysis keeps no import table: read the text afresh

@@ -8,7 +8,8 @@ and objects whose torch type is already known (those resolved as real uses).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.catalog import Catalog
 from kb.analysis.resolver import Site
@@ -30,7 +31,7 @@ def _root(node: Any) -> Any:
 
 def tensor_method_sites(
     root: Any, source: bytes, catalog: Catalog, skip_names: set[str], taken: Iterable[tuple[int, int]],
-    start: int = 0, end: Optional[int] = None,
+    start: int = 0, end: int | None = None,
 ) -> list[Site]:
     """Guessed ``torch.Tensor`` method calls in ``start..end``; ``taken`` spans are already resolved."""
     taken = set(taken)
@@ -38,8 +39,9 @@ def tensor_method_sites(
     methods = catalog.tensor_methods  # method name (bytes) -> torch name or None, kept per catalog
     for match in _METHOD_CALL.finditer(source, start, len(source) if end is None else end):
         word = match[1]
-        torch_name = methods.get(word, False)
-        if torch_name is False:
+        if word in methods:
+            torch_name = methods[word]
+        else:
             torch_name = methods[word] = catalog.tensor_method(word.decode())
         if torch_name is None:
             continue

@@ -19,7 +19,8 @@ Only a ``try`` whose body holds nothing but torch imports, with one handler catc
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.arguments import Blocked
 from kb.analysis.imports import ImportTable, is_torch_path
@@ -31,7 +32,7 @@ CATCHES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseExc
 TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchtext"})
 IMPORTS = ("import_statement", "import_from_statement")
 TITLE = "Settle the guarded torch import as it runs without torch"
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "try: import torch ... except ImportError", "kind": "pattern", "namespace": "builtins",
     "source": "curated", "targets": [], "caveats": [], "torch_signature": None,
     "advice": "A guarded torch import fails without torch: its fallback is what runs after migration.",
@@ -97,7 +98,8 @@ def guarded_imports(root: Any, source: bytes, imports: ImportTable) -> Iterable[
     for at in word_starts(source, b"try"):
         node = root.named_descendant_for_byte_range(at, at + 3)
         statement = node if node is not None and node.type == "try_statement" else \
-            node.parent if node is not None and node.parent is not None and node.parent.type == "try_statement" else None
+            node.parent if node is not None and node.parent is not None and node.parent.type == "try_statement" \
+            else None
         if statement is None or statement.start_byte != at or statement.id in seen:
             continue
         seen.add(statement.id)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
-
+from typing import Any, TypeGuard
 
 IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
 MINDSPORE = "mindspore"
@@ -21,7 +20,7 @@ MINDSPORE = "mindspore"
 @dataclass(frozen=True, slots=True)
 class ImportedName:
     bound: str  # the name the statement binds (``nn`` in ``import torch.nn as nn``)
-    target: Optional[str]  # dotted path it stands for; None for relative imports
+    target: str | None  # dotted path it stands for; None for relative imports
     start: int  # byte span of the imported name (for hover/diagnostics)
     end: int
     ident: int  # start byte of the identifier that is bound
@@ -60,7 +59,7 @@ _SIMPLE_FROM = re.compile(rb"from[ \t]+(\.*)(%s)?[ \t]+import[ \t]+(%s)" % (_DOT
 _EACH_ITEM = re.compile(_ITEM)
 
 
-def _simple_bound_names(stmt: Any, text: bytes) -> Optional[list[ImportedName]]:
+def _simple_bound_names(stmt: Any, text: bytes) -> list[ImportedName] | None:
     """``bound_names`` read from the text of a one-line, plain ASCII statement; None for any other.
 
     Most import statements look like ``import torch.nn as nn`` or ``from typing import Any, Optional``;
@@ -91,12 +90,13 @@ def _simple_bound_names(stmt: Any, text: bytes) -> Optional[list[ImportedName]]:
         if b"." in item[1]:  # ``from m import a.b`` is not Python
             return None
         ident = 2 if item[2] is not None else 1
-        found.append(ImportedName(item[ident].decode("ascii"), f"{module}.{item[1].decode('ascii')}" if module else None,
+        found.append(ImportedName(item[ident].decode("ascii"),
+                                  f"{module}.{item[1].decode('ascii')}" if module else None,
                                   base + item.start(1), base + item.end(1), base + item.start(ident)))
     return found
 
 
-def bound_names(stmt: Any, source: Optional[bytes] = None) -> list[ImportedName]:
+def bound_names(stmt: Any, source: bytes | None = None) -> list[ImportedName]:
     """What an import statement binds (no names for ``*`` or broken statements)."""
     if source is not None and stmt.type != "future_import_statement" and not stmt.has_error:
         text = source[stmt.start_byte:stmt.end_byte]
@@ -127,7 +127,8 @@ def bound_names(stmt: Any, source: Optional[bytes] = None) -> list[ImportedName]
         if module is None:  # import a.b.c [as x]
             first = name.named_children[0]
             if alias is not None:
-                found.append(ImportedName(alias.text.decode(), dotted, name.start_byte, name.end_byte, alias.start_byte))
+                found.append(ImportedName(alias.text.decode(), dotted, name.start_byte, name.end_byte,
+                                          alias.start_byte))
             else:
                 found.append(ImportedName(first.text.decode(), first.text.decode(), name.start_byte,
                                           name.end_byte, first.start_byte))
@@ -138,7 +139,7 @@ def bound_names(stmt: Any, source: Optional[bytes] = None) -> list[ImportedName]
     return found
 
 
-def import_statement_of(node: Any) -> Optional[Any]:
+def import_statement_of(node: Any) -> Any | None:
     """The import statement an identifier belongs to, if any (at most 3 levels up)."""
     for _ in range(3):
         node = node.parent
@@ -151,8 +152,8 @@ def import_statement_of(node: Any) -> Optional[Any]:
     return None
 
 
-def is_torch_path(target: Optional[str]) -> bool:
-    return bool(target) and (target == "torch" or target.startswith("torch."))
+def is_torch_path(target: str | None) -> TypeGuard[str]:
+    return target is not None and (target == "torch" or target.startswith("torch."))
 
 
 @dataclass
@@ -160,10 +161,10 @@ class ImportTable:
     statements: dict[int, Any] = field(default_factory=dict)  # start byte -> node
     names: list[tuple[Any, ImportedName]] = field(default_factory=list)
     by_statement: dict[int, list[ImportedName]] = field(default_factory=dict)
-    source: Optional[bytes] = field(default=None, repr=False, compare=False)  # lets ``bound_names`` read text
+    source: bytes | None = field(default=None, repr=False, compare=False)  # lets ``bound_names`` read text
 
     @classmethod
-    def build(cls, root: Any, source: bytes) -> "ImportTable":
+    def build(cls, root: Any, source: bytes) -> ImportTable:
         """The module's import statements, also those one block down (``try:``, ``if ...:``).
 
         Imports deeper inside functions are added by the resolver when it meets
@@ -188,7 +189,7 @@ class ImportTable:
         self.by_statement[stmt.start_byte] = found
         self.names.extend((stmt, name) for name in found)
 
-    def mindspore_alias(self) -> Optional[str]:
+    def mindspore_alias(self) -> str | None:
         """The name of a module-level ``import mindspore [as x]``, if any."""
         for stmt, name in self.names:
             if (

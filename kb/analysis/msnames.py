@@ -6,14 +6,14 @@ expanded through the file's imports (``ImportTable``).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.imports import ImportTable
 
 MS = "mindspore"
 
 
-def dotted_at(root: Any, offset: int) -> Optional[tuple[list[str], Any]]:
+def dotted_at(root: Any, offset: int) -> tuple[list[str], Any] | None:
     """(['ms', 'nn', 'Dense'], node spanning them) for the identifier at ``offset``."""
     node = root.named_descendant_for_byte_range(offset, offset)
     if node is None or node.type != "identifier":
@@ -47,7 +47,7 @@ def imports_of(document: Any) -> ImportTable:
     return found[1]
 
 
-def mindspore_name_at(document: Any, offset: int) -> Optional[tuple[str, int, int]]:
+def mindspore_name_at(document: Any, offset: int) -> tuple[str, int, int] | None:
     """(full MindSpore name, start byte, end byte) of the expression under the cursor."""
     found = dotted_at(document.tree.root_node, offset)
     if found is None:

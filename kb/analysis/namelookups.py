@@ -20,7 +20,8 @@ A lookup whose names cannot be listed is left for a human with the reason.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.words import word_starts
@@ -56,7 +57,7 @@ def name_lookups(root: Any, source: bytes, imports: ImportTable) -> Iterable[tup
 
 
 def replacement(call: Any, module: str, names_below: Callable[[str], list[str]],
-                converts: Callable[[str], bool]) -> Optional[str]:
+                converts: Callable[[str], bool]) -> str | None:
     """The dict lookup replacing ``call`` (None when the names cannot be listed)."""
     obj, name = _arguments(call)
     patterns = _patterns(name)
@@ -79,7 +80,7 @@ def _arguments(call: Any) -> list[Any]:
     return [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
 
 
-def _patterns(node: Any, seen: Optional[set[bytes]] = None) -> Optional[list[re.Pattern]]:
+def _patterns(node: Any, seen: set[bytes] | None = None) -> list[re.Pattern] | None:
     """Regular expressions covering every value of a name expression, or None."""
     if node.type == "string":
         text = _literal(node)
@@ -103,7 +104,7 @@ def _patterns(node: Any, seen: Optional[set[bytes]] = None) -> Optional[list[re.
     return None
 
 
-def _fstring(node: Any) -> Optional[list[re.Pattern]]:
+def _fstring(node: Any) -> list[re.Pattern] | None:
     parts = []
     for child in node.named_children:
         if child.type == "string_content":
@@ -115,7 +116,7 @@ def _fstring(node: Any) -> Optional[list[re.Pattern]]:
     return [re.compile("".join(parts))] if parts else None
 
 
-def _variable(node: Any, seen: set[bytes]) -> Optional[list[re.Pattern]]:
+def _variable(node: Any, seen: set[bytes]) -> list[re.Pattern] | None:
     """Every value of a local variable or a string-defaulted parameter of the enclosing function."""
     function = node.parent
     while function is not None and function.type != "function_definition":
@@ -143,7 +144,7 @@ def _variable(node: Any, seen: set[bytes]) -> Optional[list[re.Pattern]]:
     return found
 
 
-def _parameter(function: Any, name: bytes) -> Optional[Any]:
+def _parameter(function: Any, name: bytes) -> Any | None:
     parameters = function.child_by_field_name("parameters")
     for parameter in parameters.named_children if parameters is not None else []:
         ident = parameter.child_by_field_name("name") if parameter.type != "identifier" else parameter
@@ -170,7 +171,7 @@ def _passed_literals(function: Any, name: bytes) -> list[re.Pattern]:
     return found
 
 
-def _reaching(assigned: list[tuple[Any, Optional[Any]]], use: Any, function: Any) -> list[Optional[Any]]:
+def _reaching(assigned: list[tuple[Any, Any | None]], use: Any, function: Any) -> list[Any | None]:
     """The values of ``assigned`` that can reach ``use``: from the last assignment before it in a block
     that holds the use (it always runs first) on; every value when the use is in a loop."""
     blocks, node, looped = set(), use.parent, False
@@ -190,7 +191,7 @@ def _reaching(assigned: list[tuple[Any, Optional[Any]]], use: Any, function: Any
     return [value for _, value in before[start:]]
 
 
-def _assigned(body: Optional[Any], name: bytes) -> Iterable[tuple[Any, Optional[Any]]]:
+def _assigned(body: Any | None, name: bytes) -> Iterable[tuple[Any, Any | None]]:
     """(node, value) of the assignments to ``name`` in a function body (value None when it is no
     expression: a ``for`` target, an augmented or unpacking assignment)."""
     stack = list(body.named_children) if body is not None else []
@@ -212,7 +213,7 @@ def _bound_names(left: Any) -> set[bytes]:
     return {c.text for c in left.named_children if c.type == "identifier"}
 
 
-def _literal(node: Any) -> Optional[str]:
+def _literal(node: Any) -> str | None:
     """The text of a plain string literal (no interpolation, no prefix but r/u), else None."""
     if node.type != "string" or any(c.type == "interpolation" for c in node.named_children):
         return None

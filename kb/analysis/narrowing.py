@@ -16,7 +16,8 @@ the branch.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.text import TextEdit
 
@@ -97,7 +98,7 @@ def _expected_classes(subject: Any) -> int:
     return 1
 
 
-def _isinstance_call(node: Any) -> Optional[Any]:
+def _isinstance_call(node: Any) -> Any | None:
     parent = node.parent
     if parent is not None and parent.type == "tuple":
         parent = parent.parent
@@ -117,7 +118,7 @@ def _renames(body: Any, subject: str, leaves: dict[str, list[tuple[str, list[str
             yield edit
 
 
-def _rename(node: Any, subject: str, leaves: dict[str, list[tuple[str, list[str]]]]) -> Optional[TextEdit]:
+def _rename(node: Any, subject: str, leaves: dict[str, list[tuple[str, list[str]]]]) -> TextEdit | None:
     if node.type != "attribute":
         return None
     obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")

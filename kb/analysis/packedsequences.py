@@ -19,7 +19,8 @@ records' data (``helper``), written once before the first statement that needs o
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 PACK = "torch.nn.utils.rnn.pack_padded_sequence"
 PACKED_BY = b"ms_pack_padded_sequence"  # what PACK becomes (its record's template), and the helper's name
@@ -83,7 +84,7 @@ def _converted_packing(root: Any, source: bytes) -> Iterable[Any]:
         at = source.find(PACKED_BY + b"(", at + 1)
 
 
-def _enclosing_function(node: Any) -> Optional[Any]:
+def _enclosing_function(node: Any) -> Any | None:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node

@@ -15,18 +15,18 @@ file without the word ``torch`` is never parsed.
 """
 from __future__ import annotations
 
-import re
-
 import fnmatch
 import multiprocessing
 import multiprocessing.connection
 import operator
 import os
+import re
 import stat
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Any
 
 from kb.analysis.settings import EngineSettings
 from kb.analysis.siblingclasses import imported_classes
@@ -45,7 +45,7 @@ _ROW_VALUES = operator.itemgetter(*USE_FIELDS)
 class FileReport:
     path: str
     uses: list[dict[str, Any]] = field(default_factory=list)  # ``use_row``s
-    error: Optional[str] = None
+    error: str | None = None
     lines: int = 0
 
     def __reduce__(self) -> tuple:
@@ -54,8 +54,8 @@ class FileReport:
         return _report, (self.path, [_ROW_VALUES(row) for row in self.uses], self.error, self.lines)
 
 
-def _report(path: str, rows: list[tuple], error: Optional[str], lines: int) -> FileReport:
-    return FileReport(path, [dict(zip(USE_FIELDS, row)) for row in rows], error, lines)
+def _report(path: str, rows: list[tuple], error: str | None, lines: int) -> FileReport:
+    return FileReport(path, [dict(zip(USE_FIELDS, row, strict=True)) for row in rows], error, lines)
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
@@ -69,7 +69,7 @@ def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
                for p in patterns)
 
 
-def python_files(paths: Iterable[Union[str, Path]], exclude: Iterable[str] = ()) -> Iterator[Path]:
+def python_files(paths: Iterable[str | Path], exclude: Iterable[str] = ()) -> Iterator[Path]:
     """Python files under ``paths`` in a stable order (files given by name are always kept)."""
     patterns = list(exclude)
     for given in paths:
@@ -100,7 +100,7 @@ def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
     yield from (Path(name) for name in unreadable)
 
 
-def read_source(path: Union[str, Path], max_bytes: Optional[int] = None) -> tuple[Optional[bytes], Optional[str]]:
+def read_source(path: str | Path, max_bytes: int | None = None) -> tuple[bytes | None, str | None]:
     """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used).
 
     Only regular files are read (a FIFO would block forever, a device never end), and none
@@ -182,7 +182,7 @@ def _init_worker(spec: Any, settings: EngineSettings, max_bytes: int = MAX_SOURC
     _MAX_BYTES = max_bytes
 
 
-def scan_file(engine: Any, path: Union[str, Path]) -> FileReport:
+def scan_file(engine: Any, path: str | Path) -> FileReport:
     report = FileReport(str(path))
     data, error = read_source(path)
     if data is None:
@@ -206,8 +206,8 @@ def _scan_one(path: str) -> FileReport:
     return scan_file(_ENGINE, path)
 
 
-def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None,
-               progress: Optional[Callable[[int, int], None]] = None,
+def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: int | None = None,
+               progress: Callable[[int, int], None] | None = None,
                max_bytes: int = MAX_SOURCE_BYTES) -> list[FileReport]:
     """Scan ``files`` (in parallel when worth it); results keep the input order."""
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -225,7 +225,8 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
     # (multiprocessing.Pool's per-chunk messages cost the parent, which shares the cores, and the
     # workers ~0.3 s of CPU on torch's sources).  Results are put back in the input order.
     order = sorted(range(len(names)), key=lambda i: -_size(names[i]))
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") \
+        else multiprocessing.get_context("spawn")
     counter = context.Value("q", 0)
     readers: dict[Any, Any] = {}
     for _ in range(jobs):
@@ -235,10 +236,11 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
         worker.start()
         writer.close()
         readers[reader] = worker
-    slots: list[Optional[FileReport]] = [None] * len(names)
+    slots: list[FileReport | None] = [None] * len(names)
     why = "the worker process scanning it stopped unexpectedly"
     while readers:
-        for reader in multiprocessing.connection.wait(list(readers), timeout=0.1):
+        ready: list[Any] = multiprocessing.connection.wait(list(readers), timeout=0.1)
+        for reader in ready:
             try:
                 batch = reader.recv()
             except (EOFError, OSError):
@@ -253,10 +255,8 @@ def scan_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Opt
                 slots[index] = report
         if progress:
             progress(min(counter.value, len(names)), len(names))
-    for index, report in enumerate(slots):
-        if report is None:
-            slots[index] = FileReport(names[index], error=f"not scanned: {why}")
-    return slots  # type: ignore[return-value]
+    return [report if report is not None else FileReport(names[index], error=f"not scanned: {why}")
+            for index, report in enumerate(slots)]
 
 
 RESULT_BATCH = 64  # files per message from a worker
@@ -301,14 +301,14 @@ def _size(name: str) -> int:
 @dataclass
 class FileConversion:
     path: str
-    original: Optional[bytes] = None
-    converted: Optional[bytes] = None  # None when the file was left as it is
+    original: bytes | None = None
+    converted: bytes | None = None  # None when the file was left as it is
     found: int = 0
     apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
     unsure: list[tuple[str, int, str]] = field(default_factory=list)  # marked possible tensor methods
     torch_imports: int = 0  # torch import statements still in the converted text
-    error: Optional[str] = None
+    error: str | None = None
     bom: bool = False
 
     @property
@@ -321,7 +321,7 @@ class FileConversion:
         return self.error is None and not self.left and not self.unsure and not self.torch_imports
 
 
-def convert_file(engine: Any, path: Union[str, Path]) -> FileConversion:
+def convert_file(engine: Any, path: str | Path) -> FileConversion:
     from kb.analysis.convert import convert_source
 
     result = FileConversion(str(path))
@@ -370,7 +370,7 @@ def _convert_one(path: str) -> FileConversion:
     return convert_file(_ENGINE, path)
 
 
-def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: Optional[int] = None,
+def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: int | None = None,
                   max_bytes: int = MAX_SOURCE_BYTES) -> Iterator[FileConversion]:
     """Convert ``files`` (in parallel when worth it), yielding results in input order."""
     jobs = max(1, jobs or os.cpu_count() or 1)

@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.project import FileReport
 from kb.analysis.uses import CATEGORIES, CATEGORY_LABELS
@@ -34,14 +34,14 @@ class Summary:
     lines: int = 0
     totals: Counter = field(default_factory=Counter)
     per_api: dict[str, Counter] = field(default_factory=dict)
-    performance: Optional[dict[str, Any]] = None  # kb.timings.project_costs: the measured ops that will cost most
+    performance: dict[str, Any] | None = None  # kb.timings.project_costs: the measured ops that will cost most
 
     @property
     def sites(self) -> int:
         return sum(self.totals[c] for c in SITES)
 
     @property
-    def automatic_share(self) -> Optional[float]:
+    def automatic_share(self) -> float | None:
         return sum(self.totals[c] for c in AUTOMATIC) / self.sites if self.sites else None
 
 
@@ -149,7 +149,8 @@ def render_sarif(reports: list[FileReport], summary: Summary, version: str = "0.
     for report in reports:
         if report.error:
             notifications.append({"level": "error", "message": {"text": f"{report.path}: {report.error}"},
-                                  "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(report.path)}}}]})
+                                  "locations": [
+                                      {"physicalLocation": {"artifactLocation": {"uri": _uri(report.path)}}}]})
         for use in report.uses:
             text = f"{use['torch']}: {CATEGORY_LABELS[use['category']]}"
             if use["target"]:

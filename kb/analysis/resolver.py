@@ -11,7 +11,7 @@ names in the file, not with its length.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis import roles
 from kb.analysis.catalog import Catalog, Record
@@ -35,8 +35,8 @@ class Reference:
     context: str  # call | class_base | store | load (of the outermost expression)
     outer: Any
     call: Any = None
-    assign: Optional[tuple[str, int, int]] = None  # `x = <call>`: (x, its start, statement end)
-    assign_attr: Optional[tuple[str, str]] = None  # `obj.attr = <call>`: (obj, attr)
+    assign: tuple[str, int, int] | None = None  # `x = <call>`: (x, its start, statement end)
+    assign_attr: tuple[str, str] | None = None  # `obj.attr = <call>`: (obj, attr)
     class_node: Any = None
     attrs: tuple = ()  # the attribute names of ``levels``
 
@@ -51,7 +51,7 @@ class Site:
     node: Any  # what a diagnostic underlines
     member: Any = None  # identifier to rename when reached through an object
     call: Any = None
-    local_class: Optional[LocalClass] = None
+    local_class: LocalClass | None = None
     guess: bool = False
     start: int = -1  # byte span when there is no single node (imports)
     end: int = -1
@@ -124,7 +124,7 @@ def count_references(root: Any, source: bytes, names: Any) -> dict[str, int]:
 
 
 class Resolver:
-    def __init__(self, root: Any, source: bytes, catalog: Catalog, imported_classes: Optional[dict] = None) -> None:
+    def __init__(self, root: Any, source: bytes, catalog: Catalog, imported_classes: dict | None = None) -> None:
         self.root, self.source, self.catalog = root, source, catalog
         self.imported_classes = imported_classes or {}  # name -> siblingclasses.ImportedClass
         self.scopes = ScopeIndex(root, source)
@@ -135,7 +135,7 @@ class Resolver:
         self._seen: set[int] = set()
         self._adopted: set[int] = set()
         self._class_generation = 0
-        self._memo: dict[int, tuple[int, Optional[int], Optional[Site]]] = {}  # see _resolve_all
+        self._memo: dict[int, tuple[int, int | None, Site | None]] = {}  # see _resolve_all
         self.non_refs: list[int] = []  # offsets of binding/import/global occurrences
         self.frozen = False  # when set, resolving never adds bindings (raises Rediscovery)
         self._scanned: set[tuple[str, int, int]] = set()
@@ -159,7 +159,7 @@ class Resolver:
     def has_torch_imports(self) -> bool:
         return any(is_torch_path(name.target) for _, name in self.imports.names)
 
-    def _want(self, name: str, start: int = 0, end: Optional[int] = None) -> None:
+    def _want(self, name: str, start: int = 0, end: int | None = None) -> None:
         if not name:  # a MISSING identifier in broken code (zero width): nothing to look for
             return
         key = (name, start, len(self.source) if end is None else end)
@@ -234,7 +234,7 @@ class Resolver:
                 continue
             self.bindings.add(Binding(name.bound, scope, stmt.end_byte, "module" if torch else "other",
                                       name.target if torch else None, name.ident))
-            if torch and self.catalog.reaches(name.target):
+            if is_torch_path(name.target) and self.catalog.reaches(name.target):
                 self._want(name.bound)
 
     # -- resolution ----------------------------------------------------------------
@@ -282,7 +282,7 @@ class Resolver:
         return {name for name, _, _ in self._scanned}
 
     @staticmethod
-    def reference_at(root: Any, source: bytes, start: int, end: int) -> Optional[Reference]:
+    def reference_at(root: Any, source: bytes, start: int, end: int) -> Reference | None:
         """The reference formed by the identifier at ``start``..``end`` of ``root``'s tree."""
         node = root.named_descendant_for_byte_range(start, end)
         if node is None or node.type != "identifier" or node.start_byte != start or node.end_byte != end:
@@ -294,14 +294,14 @@ class Resolver:
             raise Rediscovery("a binding occurrence")
         return _reference(node, source[start:end].decode("utf-8", "replace"), source)
 
-    def _resolve(self, ref: Reference, offset: Optional[int] = None) -> Optional[Site]:
+    def _resolve(self, ref: Reference, offset: int | None = None) -> Site | None:
         return self._resolve_with(ref, self._binding_of(ref, offset))
 
-    def resolve(self, ref: Reference, offset: Optional[int] = None) -> Optional[Site]:
+    def resolve(self, ref: Reference, offset: int | None = None) -> Site | None:
         """The site of ``ref`` (``offset``: where it sits in the text the bindings were computed on)."""
         return self._resolve(ref, offset)
 
-    def _binding_of(self, ref: Reference, offset: Optional[int] = None) -> Optional[Binding]:
+    def _binding_of(self, ref: Reference, offset: int | None = None) -> Binding | None:
         # Scopes are looked up now, not when the reference was met: a comprehension
         # becomes a scope only once a binding inside it has been seen.  ``offset`` is
         # where the reference sits in the text the bindings were computed on.
@@ -310,7 +310,7 @@ class Resolver:
         scope = self.scopes.at(offset) if ref.name in bindings._local else self.scopes.module
         return bindings.resolve(ref.name, offset, scope)
 
-    def _resolve_with(self, ref: Reference, binding: Optional[Binding]) -> Optional[Site]:
+    def _resolve_with(self, ref: Reference, binding: Binding | None) -> Site | None:
         if binding is None:
             return None
         if binding.kind == "module":
@@ -347,7 +347,7 @@ class Resolver:
         owner.attribute_types[attr] = held
         self._classes_changed()
 
-    def _resolve_path(self, ref: Reference, base: str) -> Optional[Site]:
+    def _resolve_path(self, ref: Reference, base: str) -> Site | None:
         found = self.catalog.longest(base, ref.attrs)
         if found is None:
             return None
@@ -376,6 +376,8 @@ class Resolver:
     def _bind_typed(self, ref: Reference, target: Any) -> None:
         if self.frozen:
             raise Rediscovery("a typed assignment")
+        if ref.assign is None:  # callers bind only `x = <call>`
+            return
         name, ident, end = ref.assign
         if self.bindings.add(Binding(name, self.scopes.enclosing(ref.call), end, "typed", target, ident)):
             self._changed = True
@@ -442,7 +444,7 @@ class Resolver:
 
     def _import_sites(self) -> list[Site]:
         sites = []
-        for stmt, name in self.imports.names:
+        for _stmt, name in self.imports.names:
             if is_torch_path(name.target):
                 record = self.catalog.lookup(name.target)
                 if record is not None:

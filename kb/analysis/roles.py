@@ -6,7 +6,7 @@ tree-sitter gives the syntax; this module reads the parent node to tell
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.imports import IMPORT_TYPES
 
@@ -19,7 +19,7 @@ _PARAM_OWNERS = frozenset({"parameters", "lambda_parameters"})
 _PARAM_WRAPPERS = frozenset({"default_parameter", "typed_default_parameter", "typed_parameter"})
 
 
-def _same(a: Optional[Any], b: Any) -> bool:
+def _same(a: Any | None, b: Any) -> bool:
     return a is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte
 
 

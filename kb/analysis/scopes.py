@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Optional
-
+from typing import Any
 
 _KIND = {"function_definition": "function", "class_definition": "class", "lambda": "function"}
 COMPREHENSIONS = frozenset(
@@ -30,7 +29,7 @@ class Scope:
     start: int  # the body's byte interval
     end: int
     node: Any = None  # the defining tree-sitter node (None for the module)
-    parent: Optional["Scope"] = None
+    parent: Scope | None = None
 
     @property
     def key(self) -> int:
@@ -82,7 +81,7 @@ class ScopeIndex:
                     self.add(child)
         return scope
 
-    def scope_of(self, node: Any) -> Optional[Scope]:
+    def scope_of(self, node: Any) -> Scope | None:
         return self._by_node.get(node.start_byte)
 
     def _finish(self) -> None:
@@ -152,7 +151,7 @@ class Bindings:
         self.generation[binding.name] = self.generation.get(binding.name, 0) + 1
         return True
 
-    def _prepared(self, key: tuple[str, int]) -> Optional[tuple]:
+    def _prepared(self, key: tuple[str, int]) -> tuple | None:
         """(is declared global, offsets, live bindings sorted by offset) for one name in one scope."""
         found = self._sorted.get(key)
         if found is None:
@@ -166,12 +165,12 @@ class Bindings:
             self._sorted[key] = found
         return found
 
-    def resolve(self, name: str, offset: int, scope: Scope) -> Optional[Binding]:
+    def resolve(self, name: str, offset: int, scope: Scope) -> Binding | None:
         """The binding ``name`` refers to at ``offset`` inside ``scope``, or None."""
         if name not in self._local:  # bound at module level only: no scope walk needed
             found = self._prepared((name, -1))
             return None if found is None else self._pick(found, offset)
-        current: Optional[Scope] = scope
+        current: Scope | None = scope
         first = True
         while current is not None:
             if current.kind == "class" and not first:
@@ -188,7 +187,7 @@ class Bindings:
         return None
 
     @staticmethod
-    def _pick(found: tuple, offset: int) -> Optional[Binding]:
+    def _pick(found: tuple, offset: int) -> Binding | None:
         # The latest binding before the reference; a reference that precedes every
         # binding (a function body using a name bound later) takes the first one.
         _, offsets, live = found

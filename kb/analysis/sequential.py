@@ -10,7 +10,8 @@ function (``ms_add_module(self, "norm", ...)``), which registers, names and runs
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.classes import LocalClass
 from kb.analysis.text import TextEdit
@@ -51,7 +52,7 @@ def add_module_edits(statement: Any, value: Any, attr: str, function: str) -> li
     return [TextEdit(statement.start_byte, value.start_byte, head), TextEdit(value.end_byte, value.end_byte, ")")]
 
 
-def _first_parameter(method: Any) -> Optional[bytes]:
+def _first_parameter(method: Any) -> bytes | None:
     params = method.child_by_field_name("parameters")
     first = params.named_children[0] if params is not None and params.named_children else None
     return first.text if first is not None and first.type == "identifier" else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from kb.versions import in_span
 
@@ -47,7 +47,7 @@ class TargetChoice:
     runs: bool = True  # False: no family has a kernel for it on the configured device
 
     @property
-    def api(self) -> Optional[str]:
+    def api(self) -> str | None:
         return self.target.get("api")
 
     @property
@@ -55,7 +55,7 @@ class TargetChoice:
         return self.target.get("relation") or "no_equivalent"
 
 
-def choose_target(record: dict[str, Any], settings: EngineSettings) -> Optional[TargetChoice]:
+def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetChoice | None:
     """The target for the configured family and version; else the other family's, marked.
 
     Within a family, a target naming an API is preferred over a ``no_equivalent``
@@ -65,7 +65,7 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> Optional[
     family runs on the device, the configured family's target comes back with ``runs=False``.
     """
     targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
-    first: Optional[TargetChoice] = None
+    first: TargetChoice | None = None
     for family, fallback in ((settings.family, False), (settings.other_family, True)):
         fitting = [t for t in targets
                    if t.get("family") == family and in_span(settings.ms_version, t.get("ms_versions"))]
@@ -88,14 +88,15 @@ def runs_on(target: dict[str, Any], device: str) -> bool:
     return device not in (target.get("no_kernel") or ())
 
 
-def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettings) -> Optional[TargetChoice]:
+def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettings) -> TargetChoice | None:
     """For a method of a class migrated to ``owner_api``: the target that is a method of it.
 
     ``torch.nn.Module.forward`` maps to ``mindspore.nn.Cell.construct`` whatever the
     family, because a mint program still subclasses ``mindspore.nn.Cell``.
     """
     prefix = owner_api + "."
-    found = [t for t in record.get("targets") or [] if isinstance(t, dict) and str(t.get("api") or "").startswith(prefix)
+    found = [t for t in record.get("targets") or []
+             if isinstance(t, dict) and str(t.get("api") or "").startswith(prefix)
              and in_span(settings.ms_version, t.get("ms_versions"))]
     found.sort(key=lambda t: t.get("family") != settings.family)
     if not found:
@@ -104,7 +105,7 @@ def member_target(record: dict[str, Any], owner_api: str, settings: EngineSettin
 
 
 def relevant_caveats(
-    record: dict[str, Any], choice: Optional[TargetChoice], settings: EngineSettings
+    record: dict[str, Any], choice: TargetChoice | None, settings: EngineSettings
 ) -> list[dict[str, Any]]:
     """Caveats of ``record`` that apply to the chosen target at the configured version."""
     names = {record.get("torch")}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from kb.analysis.starimports import module_file
 
@@ -32,7 +31,7 @@ class ImportedClass:
     methods: frozenset[str]  # methods its lineage (outside torch) defines
 
 
-def _parse(path: Path) -> Optional[ast.Module]:
+def _parse(path: Path) -> ast.Module | None:
     try:
         data = path.read_bytes()
     except OSError:
@@ -45,7 +44,7 @@ def _parse(path: Path) -> Optional[ast.Module]:
         return None
 
 
-def _dotted(node: ast.expr) -> Optional[str]:
+def _dotted(node: ast.expr) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -87,9 +86,9 @@ class _Module:
 
 class _Finder:
     def __init__(self) -> None:
-        self._modules: dict[Path, Optional[_Module]] = {}
+        self._modules: dict[Path, _Module | None] = {}
 
-    def module(self, path: Path) -> Optional[_Module]:
+    def module(self, path: Path) -> _Module | None:
         key = path.resolve()
         if key not in self._modules:
             tree = _parse(path)
@@ -97,7 +96,7 @@ class _Finder:
         return self._modules[key]
 
     def lineage(self, path: Path, statement: ast.ImportFrom, name: str, depth: int,
-                seen: set) -> Optional[tuple[list[str], set[str]]]:
+                seen: set) -> tuple[list[str], set[str]] | None:
         """(torch bases, methods) of ``name`` imported by ``statement`` in ``path``, or None."""
         target = module_file(path, statement)
         module = self.module(target) if target is not None and depth < MAX_DEPTH else None
@@ -110,7 +109,7 @@ class _Finder:
         return None
 
     def _class(self, module: _Module, node: ast.ClassDef, depth: int,
-               seen: set) -> Optional[tuple[list[str], set[str]]]:
+               seen: set) -> tuple[list[str], set[str]] | None:
         key = (module.path.resolve(), node.name)
         if key in seen:
             return None

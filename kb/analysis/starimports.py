@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Optional
 
 TORCH_ROOT = "torch"
 
@@ -25,14 +24,14 @@ def _is_torch(path: str) -> bool:
     return path == TORCH_ROOT or path.startswith(TORCH_ROOT + ".")
 
 
-def _parse(data: bytes) -> Optional[ast.Module]:
+def _parse(data: bytes) -> ast.Module | None:
     try:
         return ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
-def _module_file(path: Path, node: ast.ImportFrom) -> Optional[Path]:
+def _module_file(path: Path, node: ast.ImportFrom) -> Path | None:
     base = path.parent
     for _ in range(node.level - 1):
         base = base.parent
@@ -47,15 +46,16 @@ def _module_file(path: Path, node: ast.ImportFrom) -> Optional[Path]:
 module_file = _module_file  # the file a relative ``from`` import reads (siblingclasses.py too)
 
 
-def _exported(tree: ast.Module) -> Optional[set[str]]:
+def _exported(tree: ast.Module) -> set[str] | None:
     """The names of a literal ``__all__``, or None when the module has none (or not a literal)."""
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                      for t in statement.targets):
             value = statement.value
-            if isinstance(value, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
-                                                                for e in value.elts):
-                return {e.value for e in value.elts}
+            if isinstance(value, (ast.List, ast.Tuple)):
+                names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                if len(names) == len(value.elts):
+                    return set(names)
             return None
     return None
 
@@ -89,12 +89,13 @@ def brought_in(path: Path, node: ast.ImportFrom, depth: int = 1) -> dict[str, st
         except OSError:
             data = None
     tree = _parse(data) if data is not None and b"torch" in data else None
-    if tree is None:
+    if tree is None or module is None:
         return {}
     found = _torch_bindings(tree)
     if depth > 0:
         for statement in tree.body:
-            if isinstance(statement, ast.ImportFrom) and statement.level and any(a.name == "*" for a in statement.names):
+            if (isinstance(statement, ast.ImportFrom) and statement.level
+                    and any(a.name == "*" for a in statement.names)):
                 for name, target in brought_in(module, statement, depth - 1).items():
                     found.setdefault(name, target)
     exported = _exported(tree)

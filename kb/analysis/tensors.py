@@ -26,7 +26,8 @@ incremental analysis, so an edit elsewhere in the function cannot leave it stale
 from __future__ import annotations
 
 import builtins
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 FORWARD_NAMES = (b"forward", b"construct")
 # Tensor methods that return Python values or non-tensors: their result is not a tensor.
@@ -55,7 +56,7 @@ class TensorNames:
                                 _enclosing(node, "class_definition"))
 
     # -- per function -------------------------------------------------------------------
-    def _names(self, function: Optional[Any]) -> set[bytes]:
+    def _names(self, function: Any | None) -> set[bytes]:
         if function is None:
             return _Known()
         found = self._functions.get(function.id)
@@ -94,7 +95,7 @@ class TensorNames:
                     changed = True
         return known
 
-    def _unpacked(self, value: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+    def _unpacked(self, value: Any, known: set[bytes], owner: Any | None) -> bool:
         """An item of ``a, b = value`` is a tensor: value is a sub-layer call (LSTM's outputs) or a
         tensor's split/chunk/unbind."""
         if value.type != "call":
@@ -108,7 +109,7 @@ class TensorNames:
         return _is_self_call(value)
 
     # -- expressions --------------------------------------------------------------------
-    def _expression(self, node: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+    def _expression(self, node: Any, known: set[bytes], owner: Any | None) -> bool:
         kind = node.type
         if kind == "identifier":
             return node.text in known
@@ -153,7 +154,7 @@ class TensorNames:
                     and self._expression(obj, known, owner)
         return False
 
-    def _layer_call(self, call: Any, known: set[bytes], owner: Optional[Any]) -> bool:
+    def _layer_call(self, call: Any, known: set[bytes], owner: Any | None) -> bool:
         """``self.conv(...)``, ``cast(T, self.blocks.h)(t)`` or ``self.blocks.h(t)`` given a tensor:
         a sub-layer's forward (a deeper attribute counts only with a tensor argument, so
         ``self.fc.weight.size()`` is no layer call)."""
@@ -206,14 +207,14 @@ class _Known(set):
         self.layers = layers
 
 
-def _cast_value(call: Any) -> Optional[Any]:
+def _cast_value(call: Any) -> Any | None:
     """``v`` of ``cast(T, v)``."""
     arguments = call.child_by_field_name("arguments")
     items = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
     return items[1] if len(items) == 2 and items[1].type != "keyword_argument" else None
 
 
-def _uncast(function: Optional[Any]) -> Optional[Any]:
+def _uncast(function: Any | None) -> Any | None:
     """The callee with ``cast(T, ...)`` taken off: ``cast(nn.Embedding, self.wte)`` -> ``self.wte``."""
     while function is not None and function.type == "call":
         inner = function.child_by_field_name("function")
@@ -254,7 +255,7 @@ def _tensor_parameters(function: Any) -> Iterable[bytes]:
             yield ident.text
 
 
-def _parameter(node: Any) -> tuple[Optional[Any], Optional[Any]]:
+def _parameter(node: Any) -> tuple[Any | None, Any | None]:
     if node.type == "identifier":
         return node, None
     if node.type in ("typed_parameter", "typed_default_parameter", "default_parameter"):
@@ -268,7 +269,7 @@ def _parameter(node: Any) -> tuple[Optional[Any], Optional[Any]]:
     return None, None
 
 
-def _assignments(body: Optional[Any]) -> Iterable[tuple[Any, Any]]:
+def _assignments(body: Any | None) -> Iterable[tuple[Any, Any]]:
     """(left, value) of every assignment in a function body, nested functions and classes excluded;
     ``for`` targets and augmented assignments count as assignments of an unknown value."""
     if body is None:
@@ -329,14 +330,14 @@ def _is_self_method(call: Any, method: bytes) -> bool:
     return attr is not None and attr.text == method and _is_self_call(call)
 
 
-def _enclosing(node: Any, kind: str) -> Optional[Any]:
+def _enclosing(node: Any, kind: str) -> Any | None:
     parent = node.parent
     while parent is not None and parent.type != kind:
         parent = parent.parent
     return parent
 
 
-def _nodes(node: Optional[Any]) -> Iterable[Any]:
+def _nodes(node: Any | None) -> Iterable[Any]:
     stack = [node] if node is not None else []
     while stack:
         current = stack.pop()
@@ -370,7 +371,7 @@ def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
     return found
 
 
-def _returns_tensor(record: Optional[dict]) -> bool:
+def _returns_tensor(record: dict | None) -> bool:
     if not record:
         return False
     name = str(record.get("torch") or "")
@@ -378,7 +379,7 @@ def _returns_tensor(record: Optional[dict]) -> bool:
                                       and not name.rsplit(".", 1)[-1].startswith(("is_", "get_", "set_")))
 
 
-def call_at(root: Any, span: tuple[int, int]) -> Optional[Any]:
+def call_at(root: Any, span: tuple[int, int]) -> Any | None:
     node = root.descendant_for_byte_range(span[0], span[1])
     while node is not None and not (node.type == "call" and node.start_byte == span[0] and node.end_byte == span[1]):
         node = node.parent

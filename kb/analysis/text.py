@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Iterable, NamedTuple, Optional
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import NamedTuple
 
 _NEWLINE = re.compile(rb"\n")
 
@@ -58,9 +60,9 @@ class TextEdit(NamedTuple):
     start: int
     end: int
     new_text: str
-    range: Optional[Range] = None  # filled by ``LineIndex.edit`` for the editor
+    range: Range | None = None  # filled by ``LineIndex.edit`` for the editor
 
-    def overlaps(self, other: "TextEdit") -> bool:
+    def overlaps(self, other: TextEdit) -> bool:
         """True when the two edits cannot both apply unambiguously."""
         if self.start == self.end and other.start == other.end:
             return self.start == other.start
@@ -125,7 +127,7 @@ def apply_edits(source: bytes, edits: Iterable[TextEdit]) -> bytes:
     replaced span lands before the replacement, one at its end after it.
     """
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
-    for earlier, later in zip(ordered, ordered[1:]):
+    for earlier, later in pairwise(ordered):
         if later.overlaps(earlier):
             raise ValueError(f"overlapping edits at bytes {earlier.start}-{earlier.end}")
     pieces, cursor = [], 0

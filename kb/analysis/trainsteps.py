@@ -22,8 +22,9 @@ step (gradient clipping works on ``grads`` in MindSpore), several backwards befo
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from kb.analysis.text import TextEdit
 
@@ -77,7 +78,7 @@ def edits(step: TrainStep, source: bytes, alias: str) -> list[TextEdit]:
     return out
 
 
-def _step_at(root: Any, at: int) -> Optional[TrainStep]:
+def _step_at(root: Any, at: int) -> TrainStep | None:
     node = root.named_descendant_for_byte_range(at + 1, at + len(b".backward()") - 1)
     call = node
     while call is not None and call.type != "call":
@@ -96,7 +97,8 @@ def _step_at(root: Any, at: int) -> Optional[TrainStep]:
     zero_grads = [s for s in siblings if _method_receiver(_only_call(s), b"zero_grad") == optimizer]
     if any(_method_receiver(_only_call(s), b"backward") for s in siblings if s.id != statement.id):
         return None  # gradients accumulated over several backwards
-    forward, needed = [], {loss}
+    forward: list[Any] = []
+    needed = {loss}
     for previous in reversed(siblings[:index]):
         assigned = _assigned(previous)
         if assigned is None or not (set(assigned) & needed):
@@ -109,14 +111,14 @@ def _step_at(root: Any, at: int) -> Optional[TrainStep]:
     return TrainStep(statement, following, forward, zero_grads, loss, optimizer, list(dict.fromkeys(names)))
 
 
-def _only_call(statement: Any) -> Optional[Any]:
+def _only_call(statement: Any) -> Any | None:
     if statement is None or statement.type != "expression_statement" or len(statement.named_children) != 1:
         return None
     call = statement.named_children[0]
     return call if call.type == "call" else None
 
 
-def _method_receiver(call: Optional[Any], method: bytes) -> Optional[str]:
+def _method_receiver(call: Any | None, method: bytes) -> str | None:
     """``O`` of ``O.method()`` without arguments, when ``O`` is a plain name."""
     if call is None:
         return None
@@ -129,7 +131,7 @@ def _method_receiver(call: Optional[Any], method: bytes) -> Optional[str]:
     return obj.text.decode("utf-8", "replace")
 
 
-def _assigned(statement: Any) -> Optional[list[str]]:
+def _assigned(statement: Any) -> list[str] | None:
     """Names a plain assignment statement binds (``a = ...``, ``a, b = ...``), else None."""
     if statement.type != "expression_statement" or len(statement.named_children) != 1:
         return None
@@ -213,7 +215,7 @@ PARAMETERS_RECORD = {
 PARAMETERS_TITLE = "Give the optimizer the cell's trainable_params()"
 
 
-def optimizer_parameters(call: Any) -> Optional[TextEdit]:
+def optimizer_parameters(call: Any) -> TextEdit | None:
     """``torch.optim.X(model.parameters(), ...)``: the module's parameters become the cell's
     ``trainable_params()``, what MindSpore's optimizers take. Whatever ``model`` is, a torch
     optimizer is given a module's parameters there (``self.parameters()`` is the resolver's)."""

@@ -12,20 +12,21 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 _BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
 }
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
+_UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
 _COMPARE = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
 }
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "int": int, "float": float, "bool": bool, "str": str, "tuple": tuple, "list": list,
     "abs": abs, "min": min, "max": max, "round": round, "len": len,
 }
@@ -45,7 +46,7 @@ class Refused(NotComputable):
 class Parameter:
     name: str
     kind: str  # positional | keyword_only | var_positional | var_keyword
-    default: Optional[str] = None
+    default: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Signature:
 
 
 @lru_cache(maxsize=4096)
-def parse_signature(text: Optional[str]) -> Optional[Signature]:
+def parse_signature(text: str | None) -> Signature | None:
     """Parse ``(a, b=1, *, c=2) -> T``; None when absent or unreadable."""
     if not text or not isinstance(text, str):
         return None
@@ -86,19 +87,19 @@ def parse_signature(text: Optional[str]) -> Optional[Signature]:
 def _parameters(args: ast.arguments) -> list[Parameter]:
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + [ast.unparse(d) for d in args.defaults]
-    found = [Parameter(a.arg, "positional", d) for a, d in zip(positional, defaults)]
+    found = [Parameter(a.arg, "positional", d) for a, d in zip(positional, defaults, strict=True)]
     if found and found[0].name in ("self", "cls"):
         found = found[1:]
     if args.vararg is not None:
         found.append(Parameter(args.vararg.arg, "var_positional"))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         found.append(Parameter(arg.arg, "keyword_only", None if default is None else ast.unparse(default)))
     if args.kwarg is not None:
         found.append(Parameter(args.kwarg.arg, "var_keyword"))
     return found
 
 
-def literal(text: Optional[str]) -> Any:
+def literal(text: str | None) -> Any:
     """The value of a Python literal written as text, or ``MISSING``."""
     if text is None or len(text) > 200:
         return MISSING
@@ -122,7 +123,7 @@ def same_value(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return float(a) == float(b)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -168,7 +169,7 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
         return all(values) if isinstance(node.op, ast.And) else next((x for x in values if x), values[-1])
     if isinstance(node, ast.Compare):
         left = _evaluate(node.left, v)
-        for op, comparator in zip(node.ops, node.comparators):
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = _evaluate(comparator, v)
             if type(op) not in _COMPARE or not _COMPARE[type(op)](left, right):
                 return False
@@ -196,7 +197,7 @@ def _compiled(transform: str) -> ast.Expression:
     return ast.parse(transform.strip(), mode="eval")
 
 
-def apply_transform(transform: str, value_text: Optional[str]) -> str:
+def apply_transform(transform: str, value_text: str | None) -> str:
     """New source text for a value; raises NotComputable when neither way works."""
     try:
         tree = _compiled(transform)

@@ -6,7 +6,7 @@ sent to another process or turned into LSP diagnostics and code actions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.settings import TargetChoice
 from kb.analysis.text import Range, TextEdit
@@ -37,7 +37,7 @@ class Use:
     kind: str
     range: Range
     record: dict[str, Any]
-    choice: Optional[TargetChoice]
+    choice: TargetChoice | None
     category: str
     reason: str = ""
     guess: bool = False
@@ -45,9 +45,9 @@ class Use:
     caveats: list[dict[str, Any]] = field(default_factory=list)
     title: str = ""  # title of the fix, when there is one
     edits: list[TextEdit] = field(default_factory=list)  # the fix's edits (no import edit)
-    behaviour: Optional[str] = None  # why the fix may change behaviour
-    call_span: Optional[tuple[int, int]] = None  # the whole call, for calls
-    group: Optional[int] = None  # uses of one class migration share a group
+    behaviour: str | None = None  # why the fix may change behaviour
+    call_span: tuple[int, int] | None = None  # the whole call, for calls
+    group: int | None = None  # uses of one class migration share a group
     unchanged: bool = False  # the MindSpore code is the torch code as written (nothing to convert)
 
     @property
@@ -59,15 +59,15 @@ class Use:
         return self.range.end.offset
 
     @property
-    def target(self) -> Optional[dict[str, Any]]:
+    def target(self) -> dict[str, Any] | None:
         return self.choice.target if self.choice else None
 
     @property
-    def api(self) -> Optional[str]:
+    def api(self) -> str | None:
         return self.choice.api if self.choice else None
 
     @property
-    def relation(self) -> Optional[str]:
+    def relation(self) -> str | None:
         return self.choice.relation if self.choice else None
 
     @property
@@ -99,7 +99,7 @@ class Fix:
         return tuple(sorted((e.start, e.end, e.new_text) for e in self.edits))
 
 
-def categorize(guess: bool, choice: Optional[TargetChoice], fixable: bool, behaviour: Optional[str]) -> str:
+def categorize(guess: bool, choice: TargetChoice | None, fixable: bool, behaviour: str | None) -> str:
     if guess:
         return "guess"
     if choice is None or ((choice.relation == "no_equivalent" or not choice.api) and not fixable):
@@ -109,7 +109,7 @@ def categorize(guess: bool, choice: Optional[TargetChoice], fixable: bool, behav
     return "caveats" if behaviour else "direct"
 
 
-def first_sentence(text: Optional[str], limit: int = 120) -> str:
+def first_sentence(text: str | None, limit: int = 120) -> str:
     """One line of Markdown prose, for a reason or a comment."""
     if not text:
         return ""

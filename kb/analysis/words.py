@@ -10,13 +10,13 @@ the identifier (``é`` does, ``😀`` does not) is the tree's call.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator, Optional
 
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
+def find_words(source: bytes, word: bytes, start: int = 0, end: int | None = None) -> Iterator[int]:
     """Offsets of ``word`` in ``source[start:end]`` where it is not part of a longer identifier."""
     if not word:
         return
@@ -32,11 +32,11 @@ def find_words(source: bytes, word: bytes, start: int = 0, end: Optional[int] = 
 
 
 @lru_cache(maxsize=4096)
-def _ends_word(word: bytes) -> "re.Pattern[bytes]":
+def _ends_word(word: bytes) -> re.Pattern[bytes]:
     return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
 
 
-def word_starts(source: bytes, word: bytes, start: int = 0, end: Optional[int] = None) -> list[int]:
+def word_starts(source: bytes, word: bytes, start: int = 0, end: int | None = None) -> list[int]:
     """The offsets ``find_words`` yields, found faster for short or common words.
 
     A regex that starts with the word itself lets the scan run in C past every place the

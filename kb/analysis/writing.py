@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from kb.errors import MsmapError
-from kb.paths import remove_stale_temporaries, write_atomically
+from kb.paths import remove_stale_temporaries as remove_stale_temporaries  # re-exported for msmap convert
+from kb.paths import write_atomically
 
 NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -54,7 +55,7 @@ def destination(path: Path, roots: list[Path], out: Path) -> Path:
     return out / path.name
 
 
-def folders_written(files: list[Path], roots: list[Path], out: Optional[Path]) -> list[Path]:
+def folders_written(files: list[Path], roots: list[Path], out: Path | None) -> list[Path]:
     """The folders a run writes into: those of the input files (``--in-place``), or every folder of
     ``out`` (its copy of the inputs)."""
     if out is None:
@@ -62,7 +63,7 @@ def folders_written(files: list[Path], roots: list[Path], out: Optional[Path]) -
     return [Path(folder) for folder, _, _ in os.walk(out, followlinks=False, onerror=lambda exc: None)]
 
 
-def write_copy(target: Path, data: bytes, like: Path, out: Path) -> Optional[str]:
+def write_copy(target: Path, data: bytes, like: Path, out: Path) -> str | None:
     """Write ``data`` at ``target`` under ``out`` with the mode of ``like``; None or why not."""
     problem = _outside(target, out)
     if problem:
@@ -70,7 +71,7 @@ def write_copy(target: Path, data: bytes, like: Path, out: Path) -> Optional[str
     return _replace(target, like, data)
 
 
-def write_in_place(path: Path, data: bytes) -> Optional[str]:
+def write_in_place(path: Path, data: bytes) -> str | None:
     """Rewrite ``path`` with ``data``; None, or why the file was left as it is."""
     if path.is_symlink():
         return "is a symlink: not written through (convert the file it points to, where it lies)"
@@ -79,7 +80,7 @@ def write_in_place(path: Path, data: bytes) -> Optional[str]:
     return _replace(path, path, data)
 
 
-def _replace(target: Path, like: Path, data: Optional[bytes] = None) -> Optional[str]:
+def _replace(target: Path, like: Path, data: bytes | None = None) -> str | None:
     """Put ``data`` (default: a copy of ``like``) at ``target`` with the mode of ``like``."""
     try:
         mode = stat.S_IMODE(os.stat(like).st_mode)
@@ -92,7 +93,7 @@ def _replace(target: Path, like: Path, data: Optional[bytes] = None) -> Optional
     return None
 
 
-def _outside(target: Path, out: Path) -> Optional[str]:
+def _outside(target: Path, out: Path) -> str | None:
     """Why writing ``target`` would leave ``out`` (a symlinked folder on the way), or None."""
     real_out = os.path.realpath(out)
     real = os.path.realpath(target.parent)
@@ -134,7 +135,7 @@ def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iter
                     yield str(source), problem
 
 
-def copy_entry(source: Path, target: Path, out: Path) -> Optional[str]:
+def copy_entry(source: Path, target: Path, out: Path) -> str | None:
     """Copy one file or symlink as it is (a symlink stays a symlink); None or why not."""
     problem = _outside(target, out)
     if problem:
