@@ -78,6 +78,20 @@ def test_torch_only_params_are_unsupported_or_dropped():
     assert relation == "consistent" and params[1]["kind"] == "dropped"
 
 
+def test_optional_device_is_dropped_even_where_mindspore_has_one():
+    relation, params = compare_params(
+        api("torch", ("size", REQ), ("device", "None", "KEYWORD_ONLY")),
+        api("mindspore.mint", ("size", REQ), ("device", "None", "KEYWORD_ONLY")),
+    )
+    assert relation == "consistent"
+    assert [(p["torch"], p["ms"], p["kind"]) for p in params] == [("size", "size", "same"), ("device", None, "dropped")]
+    assert "'CPU'" in params[1]["note"]  # MindSpore's device= takes its own names only
+    _, params = compare_params(  # a required torch device (Module.to_empty) is passed on
+        api("torch", ("device", REQ, "KEYWORD_ONLY")), api("mindspore.nn", ("device", "None")),
+    )
+    assert [(p["torch"], p["ms"], p["kind"]) for p in params] == [("device", "device", "same")]
+
+
 def test_known_torch_only_param_is_not_taken_for_a_rename():
     _, params = compare_params(
         api("torch", ("n", REQ), ("device", "None")), api("mindspore.nn", ("n", REQ), ("weight_init", "None"))
