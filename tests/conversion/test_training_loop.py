@@ -128,3 +128,58 @@ def test_training_loop_trains_like_torch(real_kb, tmp_path, family):
         assert len(row["got_log"]) == len(row["want_log"]) == 6
         for got, want in zip(row["got_log"], row["want_log"]):
             assert [float(v) for v in got.split()] == pytest.approx([float(v) for v in want.split()], rel=1e-4, abs=1e-7)
+
+
+TOY = '''
+import json
+import numpy as np
+import torch
+import mindspore as ms
+
+rng = np.random.default_rng(0)
+w0 = rng.standard_normal((4, 3)).astype(np.float32)
+xs, ys = rng.standard_normal((5, 8, 4)).astype(np.float32), rng.standard_normal((5, 8, 3)).astype(np.float32)
+
+def torch_run(name, kw):
+    w = torch.nn.Parameter(torch.from_numpy(w0.copy()))
+    opt = getattr(torch.optim, name)([w], **kw)
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        ((torch.from_numpy(x) @ w - torch.from_numpy(y)) ** 2).mean().backward()
+        opt.step()
+    return w.detach().numpy()
+
+def ms_run(make):
+    w = ms.Parameter(ms.Tensor(w0.copy()), name="w")
+    opt = make([w])
+    step = ms.value_and_grad(lambda x, y: ((ms.ops.matmul(x, w) - y) ** 2).mean(), None, opt.parameters)
+    for x, y in zip(xs, ys):
+        opt(step(ms.Tensor(x), ms.Tensor(y))[1])
+    return w.asnumpy()
+
+adam = dict(lr=0.1, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.05)
+sgd = dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.05)
+out = {}
+for label, name, kw, make in [
+        ("AdamW", "AdamW", adam, lambda p: ms.experimental.optim.AdamW(p, **adam)),
+        ("Adam", "Adam", adam, lambda p: ms.experimental.optim.Adam(p, **adam)),
+        ("SGD", "SGD", sgd, lambda p: ms.experimental.optim.SGD(p, **sgd)),
+        ("SGD nesterov", "SGD", dict(sgd, dampening=0.0, nesterov=True),
+         lambda p: ms.experimental.optim.SGD(p, **dict(sgd, dampening=0.0, nesterov=True))),
+        ("nn.AdamWeightDecay", "AdamW", adam,
+         lambda p: ms.nn.AdamWeightDecay(p, learning_rate=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.05))]:
+    want = torch_run(name, kw)
+    out[label] = {"diff": float(np.abs(ms_run(make) - want).max()), "moved": float(np.abs(want - w0).max())}
+print(json.dumps(out))
+'''
+
+
+def test_optimizer_updates_match_torch_on_a_toy_problem():
+    """The classes torch.optim.AdamW/Adam/SGD map to take torch's steps; nn.AdamWeightDecay does not
+    (no bias correction), which is why AdamW does not map to it."""
+    done = subprocess.run([sys.executable, "-c", TOY], capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for label in ("AdamW", "Adam", "SGD", "SGD nesterov"):
+        assert result[label]["moved"] > 0.3 and result[label]["diff"] < 1e-6, (label, result[label])
+    assert result["nn.AdamWeightDecay"]["diff"] > 0.05
