@@ -266,7 +266,11 @@ class Engine:
         uses += [self._feature_test(node, text, source) for node, text in feature_tests(root, source, resolver.imports)]
         uses += [self._name_lookup(call, module, source) for call, module in name_lookups(root, source, resolver.imports)]
         if resolver.has_torch_imports:
-            uses += [self._train_step(step, source, alias) for step in train_steps(root, source)]
+            steps = [self._train_step(step, source, alias) for step in train_steps(root, source)]
+            stepped = {(u.range.start.offset, u.range.end.offset) for u in steps}
+            # the step's own finding replaces the guess that ``L.backward`` is a tensor method
+            uses = [u for u in uses if not (u.torch_name == TRAIN_STEP["torch"]
+                                            and (u.range.start.offset, u.range.end.offset) in stepped)] + steps
             uses += self._optimizer_parameters(uses, root, source)
             uses += [self._pattern_use(LR_RECORD, LR_TITLE, read, edit, source)
                      for read, edit in learning_rate_reads(root, source)]
@@ -329,7 +333,8 @@ class Engine:
     def _train_step(self, step: Any, source: bytes, alias: str) -> Use:
         """``loss.backward(); optimizer.step()`` becomes value_and_grad and ``optimizer(grads)`` (trainsteps.py)."""
         call = step.backward.named_children[0]
-        span = _range(source, call.start_byte, call.end_byte)
+        method = call.child_by_field_name("function").child_by_field_name("attribute")  # the ``backward`` token
+        span = _range(source, method.start_byte, method.end_byte)
         use = Use(TRAIN_STEP["torch"], "call", span, TRAIN_STEP, None, "direct", title=TRAIN_STEP_TITLE,
                   edits=train_step_edits(step, source, alias))
         use.call_span = (call.start_byte, call.end_byte)
