@@ -33,7 +33,7 @@ from kb.analysis.packedsequences import PACK, PACKED_BY
 from kb.analysis.packedsequences import RECORD as PACKED_RUN, TITLE as PACKED_RUN_TITLE, consumers as packed_consumers
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.sequential import add_module_edits, sequential_assignments
-from kb.analysis.layersubclass import subclass_edits
+from kb.analysis.layersubclass import subclass_edits, super_renames
 from kb.analysis.rewrite import (
     bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
 )
@@ -257,6 +257,8 @@ class Engine:
                 edit = method_renames(site, choices[id(site)])
                 if edit is not None:
                     renames.setdefault(site.local_class.key, []).append(edit)
+                    old = source[site.node.start_byte:site.node.end_byte].decode("utf-8", "replace")
+                    renames[site.local_class.key] += super_renames(site.local_class, old, edit.new_text)
         direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]

@@ -14,13 +14,15 @@ leaves torch's constructor arguments (``eps``, an int shape) and torch's attribu
   through the call's parameter map (the body of a torch-signature adapter, adapters.py);
 - ``super().__init__(...)`` in the class's own ``__init__`` gets the map like a call of the base;
 - ``self.<attr>`` in the class's methods follows the weight rules of the MindSpore base
-  (``weight`` -> ``gamma``, ``eps`` -> ``epsilon``), as an ``isinstance`` branch does (narrowing.py).
+  (``weight`` -> ``gamma``, ``eps`` -> ``epsilon``), as an ``isinstance`` branch does (narrowing.py);
+- (any migrated class) ``super().forward(x)`` follows the rename of ``forward`` (``super_renames``).
 
 A torch signature an adapter cannot take (``*args``) leaves the class as it was.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.adapters import adapter, adapter_name
 from kb.analysis.arguments import Blocked, plan_arguments
@@ -42,19 +44,23 @@ def subclass_edits(local: LocalClass, record: dict[str, Any], target: dict[str, 
     renamed = {t: m for t, m in names.items() if m != t}
     for method in local.methods.values():
         edits += _attribute_renames(method, renamed)
-        edits += _super_forward(method)
     return edits
 
 
-def _super_forward(method: Any) -> Iterable[TextEdit]:
-    """``super().forward(x)`` -> ``super().construct(x)``: a MindSpore layer runs in ``construct``."""
-    for node in _nodes(method.child_by_field_name("body")):
-        if node.type != "attribute" or node.child_by_field_name("attribute").text != b"forward":
-            continue
-        owner = node.child_by_field_name("object")
-        if owner is not None and owner.type == "call" and owner.child_by_field_name("function").text == b"super":
-            attr = node.child_by_field_name("attribute")
-            yield TextEdit(attr.start_byte, attr.end_byte, "construct")
+def super_renames(local: LocalClass, old: str, new: str) -> list[TextEdit]:
+    """``super().forward(x)`` -> ``super().construct(x)`` in the class's methods, when its
+    ``forward`` becomes ``construct``: the MindSpore base (or the user's migrated base) has only
+    the new name."""
+    edits = []
+    for method in local.methods.values():
+        for node in _nodes(method.child_by_field_name("body") if method is not None else None):
+            attr = node.child_by_field_name("attribute") if node.type == "attribute" else None
+            if attr is None or attr.text.decode("utf-8", "replace") != old:
+                continue
+            owner = node.child_by_field_name("object")
+            if owner is not None and owner.type == "call" and owner.child_by_field_name("function").text == b"super":
+                edits.append(TextEdit(attr.start_byte, attr.end_byte, new))
+    return edits
 
 
 def _params_change(target: dict[str, Any]) -> bool:
@@ -62,7 +68,7 @@ def _params_change(target: dict[str, Any]) -> bool:
                for rule in target.get("params") or [] if isinstance(rule, dict))
 
 
-def _init_method(class_node: Any, record: dict[str, Any], target: dict[str, Any], alias: str) -> Optional[TextEdit]:
+def _init_method(class_node: Any, record: dict[str, Any], target: dict[str, Any], alias: str) -> TextEdit | None:
     body = class_node.child_by_field_name("body")
     statements = [c for c in body.named_children if c.type != "comment"] if body is not None else []
     if not statements:
@@ -74,9 +80,11 @@ def _init_method(class_node: Any, record: dict[str, Any], target: dict[str, Any]
     head, rest = text.split("\n", 1)
     params = head[len(f"def {adapter_name(str(target.get('api')))}("):]
     rest = rest.replace("    return super().__init__(", "    super().__init__(", 1)
-    rest = rest.replace(" by super().__init__ in this conversion", f" by {spelled(str(target.get('api')), alias)} in this conversion")
+    rest = rest.replace(" by super().__init__ in this conversion",
+                        f" by {spelled(str(target.get('api')), alias)} in this conversion")
     indent = " " * statements[0].start_point[1]
-    lines = [f"def __init__(self, {params}" if params != "):" else "def __init__(self):"] + rest.rstrip("\n").split("\n")
+    lines = [f"def __init__(self, {params}" if params != "):" else "def __init__(self):"] \
+        + rest.rstrip("\n").split("\n")
     method = "\n".join(indent + line if line else line for line in lines)
     first = statements[0]
     if first.type == "expression_statement" and first.named_children and first.named_children[0].type == "string":
@@ -91,7 +99,8 @@ def _super_init_edits(method: Any, record: dict[str, Any], target: dict[str, Any
         if node.type != "call":
             continue
         function = node.child_by_field_name("function")
-        if function is None or function.type != "attribute" or function.child_by_field_name("attribute").text != b"__init__":
+        if function is None or function.type != "attribute" \
+                or function.child_by_field_name("attribute").text != b"__init__":
             continue
         owner = function.child_by_field_name("object")
         if owner is None or owner.type != "call" or owner.child_by_field_name("function").text != b"super":

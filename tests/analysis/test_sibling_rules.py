@@ -98,6 +98,8 @@ def test_modules_of_a_class_from_a_sibling_file_walks_the_cell_tree(classic, min
     for engine in (classic, mint):
         misc, user = convert_file(engine, package / "misc.py"), convert_file(engine, package / "user.py")
         out = user.converted.decode()
+        # Deeper derives from torch through MLP: its forward and super().forward both follow
+        assert "    def construct(self, x):\n        return super().construct(x) * 2\n" in misc.converted.decode()
         assert "for m in [cell for _, cell in self.cells_and_names()]:" in out
         assert "len(list([cell for _, cell in block.cells_and_names()]))" in out  # an instance of the subclass
         assert "len(list([cell for _, cell in self.mlp.cells_and_names()]))" in out
