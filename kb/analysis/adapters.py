@@ -21,7 +21,7 @@ one whose torch default is ``None`` where MindSpore's default is a value (``dtyp
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.arguments import Blocked, plan_arguments
 from kb.analysis.text import TextEdit, apply_edits
@@ -50,7 +50,9 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
                and m.get("ms") and m.get("torch") and m.get("transform")}
     ms_signature = parse_signature(target.get("ms_signature"))
     ms_names = ms_signature.names if ms_signature is not None else None
-    header, guards, passed = [], [], []
+    header: list[str] = []
+    guards: list[str] = []
+    passed: list[str] = []
     for param in signature.parameters:
         if param.kind not in ("positional", "keyword_only"):
             raise Blocked(f"torch's signature has *{param.name}, which an adapter cannot pass on")
@@ -102,7 +104,7 @@ def _guard(condition: str, name: str, api: str) -> str:
     return f"if {condition}:\n        raise NotImplementedError({message!r})"
 
 
-def insertion(node: Any, source: bytes, name: str, definition: str) -> Optional[TextEdit]:
+def insertion(node: Any, source: bytes, name: str, definition: str) -> TextEdit | None:
     """The edit adding ``definition`` just before the module-level statement that holds ``node``
     (so a class using it as a default argument finds it defined); None when the file defines
     ``name`` above that statement already. Definitions for different statements go to different

@@ -11,11 +11,17 @@ that cannot be mapped raises ``Blocked`` with a reason a human can act on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import (
-    MISSING, NotComputable, Refused, apply_transform, literal, parse_signature, same_value,
+    MISSING,
+    NotComputable,
+    Refused,
+    apply_transform,
+    literal,
+    parse_signature,
+    same_value,
 )
 
 
@@ -37,7 +43,7 @@ class Arg:
     value_start: int
     value_end: int
     value: str
-    keyword: Optional[str] = None
+    keyword: str | None = None
     name_start: int = -1
     name_end: int = -1
     star: str = ""
@@ -101,7 +107,7 @@ def _whole_lines(source: bytes, start: int, end: int) -> tuple[int, int]:
 
 
 def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: bytes,
-                   after: Optional[int] = None) -> list[TextEdit]:
+                   after: int | None = None) -> list[TextEdit]:
     """Delete the removed arguments with their separators; comments of kept ones stay.
 
     ``after``: the end of arguments before ``args`` that stay (see ``plan_arguments``' ``skip``)."""
@@ -143,7 +149,7 @@ def _removal_edits(args: list[Arg], removed: set[int], arglist: Any, source: byt
     return edits
 
 
-def _value(text: Optional[str], transform: Optional[str], symbolic: Optional[str] = None) -> str:
+def _value(text: str | None, transform: str | None, symbolic: str | None = None) -> str:
     """The MindSpore value text: ``transform`` folded over a literal; over any other expression,
     ``symbolic`` (when the rule has one) or ``transform`` with the expression put in for ``v``."""
     if not transform:
@@ -158,7 +164,7 @@ def _value(text: Optional[str], transform: Optional[str], symbolic: Optional[str
         raise Blocked(f"cannot apply the transform {transform!r}: {exc}") from None
 
 
-def _rule_value(text: Optional[str], rule: dict[str, Any]) -> str:
+def _rule_value(text: str | None, rule: dict[str, Any]) -> str:
     return _value(text, rule.get("transform"), rule.get("symbolic"))
 
 
@@ -242,14 +248,15 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     for index, arg in enumerate(args):
         if arg.keyword is None:
             continue
-        rule = by_torch.get(arg.keyword)
-        if rule is not None and _none_as_omitted(rule, arg):
+        keyword_rule = by_torch.get(arg.keyword)
+        if keyword_rule is not None and _none_as_omitted(keyword_rule, arg):
             removed.add(index)
             continue
         passed[arg.keyword] = arg
-        if rule is None:
+        if keyword_rule is None:
             final.append(arg.keyword)
             continue
+        rule = keyword_rule
         kind = rule.get("kind", "same")
         if kind in ("dropped", "unsupported"):
             _drop(rule, arg, kind)
@@ -330,7 +337,7 @@ def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg],
         if not rule.get("transform") or ms_name in final:
             continue
         source_name = rule.get("torch")
-        value_text: Optional[str] = None
+        value_text: str | None = None
         if source_name:
             if source_name in passed:
                 value_text = passed[source_name].value
@@ -344,7 +351,7 @@ def _added(added: list[dict], by_torch: dict[str, dict], passed: dict[str, Arg],
     return extra
 
 
-def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_written: bool = False) -> Optional[str]:
+def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_written: bool = False) -> str | None:
     """Why a class or function referenced without a call (``norm_layer = nn.BatchNorm2d``) cannot
     simply be renamed; None when a later call behaves the same under the new name.
 

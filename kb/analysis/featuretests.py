@@ -17,7 +17,7 @@ from typing import Any
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.words import word_starts
 
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "hasattr", "kind": "function", "namespace": "builtins", "source": "curated", "targets": [],
     "caveats": [], "torch_signature": "(obj, name, /)",
     "advice": "A feature test on torch is False after migration: the code takes its plain path.",

@@ -363,7 +363,8 @@ def local_edit(previous: Any, document: Document, env: Environment) -> Edit | No
     return Edit(start, old_end, new_end, lines, breaks, names)
 
 
-def edited_window(previous: Any, document: Document, edit: Edit, dirty: list[tuple[int, int]]) -> tuple[int, int] | None:
+def edited_window(previous: Any, document: Document, edit: Edit,
+                  dirty: list[tuple[int, int]]) -> tuple[int, int] | None:
     """The bytes of the new text to scan again: the edited statement, widened over every use that
     crosses it and over what tree-sitter says changed; None when a full analysis is needed."""
     new, root = document.source, document.tree.root_node
@@ -423,7 +424,8 @@ def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
 
 
 def next_environment(env: Environment, document: Document, edit: Edit, old_lo: int, old_hi: int,
-                     new_refs: list[tuple[int, str]], base_edits: list[tuple[int, int, int]]) -> tuple[Environment, Any]:
+                     new_refs: list[tuple[int, str]],
+                     base_edits: list[tuple[int, int, int]]) -> tuple[Environment, Any]:
     """The environment the next re-analysis starts from, and the reference counts of this one
     (a dict, or what computes it on first use)."""
     refs, ref_names, counts = shifted_references(env, old_lo, old_hi, edit.delta, new_refs)

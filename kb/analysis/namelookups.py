@@ -26,7 +26,7 @@ from typing import Any
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.words import word_starts
 
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "getattr", "kind": "function", "namespace": "builtins", "source": "curated", "targets": [],
     "caveats": [], "torch_signature": "(obj, name, /)",
     "advice": "A class looked up by name on a torch module becomes a lookup in a dict of the classes "

@@ -25,7 +25,7 @@ from typing import Any
 PACK = "torch.nn.utils.rnn.pack_padded_sequence"
 PACKED_BY = b"ms_pack_padded_sequence"  # what PACK becomes (its record's template), and the helper's name
 NAME = "ms_run_packed"
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "torch.nn.RNNBase.__call__", "kind": "function", "namespace": "torch.nn", "source": "curated",
     "targets": [], "caveats": [], "torch_signature": "(input, hx=None)",
     "advice": "An RNN layer given a packed sequence runs on the padded batch with seq_length=lengths.",

@@ -10,7 +10,7 @@ methods renamed in one fix (``forward`` -> ``construct``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.adapters import adapter, adapter_name, insertion
 from kb.analysis.annotations import typing_subscript
@@ -36,7 +36,7 @@ MINDSPORE = "mindspore"
 class Rewrite:
     title: str
     edits: list[TextEdit] = field(default_factory=list)
-    behaviour: Optional[str] = None  # why the result may behave differently, if it may
+    behaviour: str | None = None  # why the result may behave differently, if it may
 
 
 def spelled(api: str, alias: str) -> str:
@@ -77,7 +77,7 @@ def bare_call(site: Site, choice: TargetChoice) -> bool:
     return arguments is not None and arguments.type == "argument_list" and not arguments.named_children
 
 
-def behaviour_note(choice: TargetChoice, caveats: list[dict[str, Any]]) -> Optional[str]:
+def behaviour_note(choice: TargetChoice, caveats: list[dict[str, Any]]) -> str | None:
     notes = []
     if choice.relation in BEHAVIOUR_RELATIONS:
         notes.append(BEHAVIOUR_RELATIONS[choice.relation])
@@ -89,7 +89,7 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-def _title(action: str, choice: TargetChoice, behaviour: Optional[str]) -> str:
+def _title(action: str, choice: TargetChoice, behaviour: str | None) -> str:
     if choice.fallback:
         action += f" ({choice.target.get('family')} API: none in the configured family)"
     if behaviour:
@@ -108,7 +108,7 @@ def _params_change(target: dict[str, Any]) -> bool:
 
 
 def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source: bytes, alias: str,
-         renames: Optional[list[TextEdit]] = None) -> Rewrite:
+         renames: list[TextEdit] | None = None) -> Rewrite:
     """The rewrite of one site; raises ``Blocked`` when it cannot be automatic.
 
     A base class whose target is a ``context_change`` (``nn.Module`` -> ``Cell``) is
@@ -157,7 +157,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
                               choice, behaviour), edits, behaviour)
     if site.kind not in ("call", "attribute"):
         raise Blocked("imports are rewritten together with their uses")
-    edits: list[TextEdit] = []
+    edits = []
     if site.member is not None:
         old, new = _text(site.member), leaf(api)
         if new != old:
@@ -228,7 +228,7 @@ CASTS = (b"cast", b"typing.cast")
 PARTIALS = (b"partial", b"functools.partial")
 
 
-def partial_call(node: Any) -> Optional[Any]:
+def partial_call(node: Any) -> Any | None:
     """The ``partial(...)`` call whose first argument ``node`` is, if any."""
     parent = node.parent
     call = parent.parent if parent is not None and parent.type == "argument_list" else None
@@ -267,7 +267,7 @@ def in_type_context(node: Any) -> bool:
     return False
 
 
-def method_renames(site: Site, choice: Optional[TargetChoice]) -> Optional[TextEdit]:
+def method_renames(site: Site, choice: TargetChoice | None) -> TextEdit | None:
     """The ``def`` rename a method_def site contributes to its class migration."""
     if choice is None or not choice.api or not is_auto(choice) or site.node is None:
         return None

@@ -24,7 +24,7 @@ all its arguments: ``@torch.no_grad()`` goes, and ``with torch.no_grad():`` give
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from kb.analysis.arguments import Blocked, read_arguments
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
@@ -37,7 +37,8 @@ PRIMARY = ("identifier", "attribute", "call", "subscript", "parenthesized_expres
 
 def fields(template: str) -> tuple[set[str], set[str]]:
     """(required, optional) torch parameter names a template refers to (a condition's is required)."""
-    required, optional = set(), set()
+    required: set[str] = set()
+    optional: set[str] = set()
     for match in FIELD_RE.finditer(template):
         if match[2] in CONTEXT:
             continue
@@ -60,7 +61,7 @@ def _meets(template: str, bound: dict[str, str]) -> bool:
                for name, value in conditions(template).items())
 
 
-def bind(call: Any, record: dict[str, Any], target: Optional[dict[str, Any]] = None) -> dict[str, str]:
+def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None) -> dict[str, str]:
     """torch parameter name -> argument text, positional arguments placed by torch's signature
     (without a recorded signature, a private API such as ``torch._assert``: by the order of the
     target's parameter map)."""
@@ -122,7 +123,7 @@ def call_source(node: Any) -> bytes:
 
 
 def render(templates: list[str], call: Any, record: dict[str, Any], target: dict[str, Any], alias: str,
-           receiver: Optional[str]) -> str:
+           receiver: str | None) -> str:
     """The text replacing ``call``; raises ``Blocked`` when no template fits the call's arguments."""
     bound = bind(call, record, target)
     ignorable = _ignorable(record, target, bound)
@@ -154,7 +155,7 @@ def check_statement(text: str, call: Any) -> None:
         raise Blocked("the rewrite is a statement, and this call is part of an expression")
 
 
-def receiver_text(member: Any) -> Optional[str]:
+def receiver_text(member: Any) -> str | None:
     """The receiver of ``obj.method(...)`` as text, parenthesised unless it is a primary."""
     attribute = member.parent if member is not None else None
     obj = attribute.child_by_field_name("object") if attribute is not None else None
@@ -190,7 +191,7 @@ def _ignorable(record: dict[str, Any], target: dict[str, Any], bound: dict[str, 
     return out
 
 
-def _fill(template: str, bound: dict[str, str], alias: str, receiver: Optional[str]) -> str:
+def _fill(template: str, bound: dict[str, str], alias: str, receiver: str | None) -> str:
     def field(match: re.Match) -> str:
         name = match[2]
         if match[4] is not None:  # a condition: met already (``render``)
@@ -261,7 +262,8 @@ def unwrap_block(statement: Any, body: Any, source: bytes) -> Any:
     outer = source[start:statement.start_byte]
     first = source.rfind(b"\n", 0, body.start_byte) + 1
     inner = source[first:body.start_byte]
-    if not outer.strip() == b"" or not inner.startswith(outer) or b"\n" not in source[statement.start_byte:body.start_byte]:
+    if not outer.strip() == b"" or not inner.startswith(outer) \
+            or b"\n" not in source[statement.start_byte:body.start_byte]:
         raise Blocked("the `with` statement shares its line with other code")
     cut = len(inner) - len(outer)
     lines = source[first:body.end_byte].split(b"\n")

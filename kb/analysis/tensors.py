@@ -303,7 +303,7 @@ def _parallel(left: Any, value: Any) -> list[tuple[Any, Any]]:
     if len(names) != len(values) or any(n.type != "identifier" for n in names) \
             or any(v.type in ("list_splat", "parenthesized_list_splat") for v in values):
         return []
-    return list(zip(names, values))
+    return list(zip(names, values, strict=True))
 
 
 def _identifiers(pattern: Any) -> Iterable[Any]:

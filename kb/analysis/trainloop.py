@@ -11,7 +11,8 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 from kb.analysis.catalog import Catalog
 from kb.analysis.resolver import Site
@@ -19,7 +20,7 @@ from kb.analysis.text import TextEdit
 
 MODE_METHODS = {b"train": "torch.nn.Module.train", b"eval": "torch.nn.Module.eval"}
 
-LR_RECORD = {
+LR_RECORD: dict[str, Any] = {
     "torch": "torch.optim.Optimizer.param_groups", "kind": "attribute", "namespace": "torch.optim",
     "source": "curated", "targets": [], "caveats": [], "torch_signature": None,
     "advice": "A torch-style MindSpore optimizer keeps a group's learning rate in a Parameter; float() reads it.",
@@ -43,7 +44,7 @@ def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
 
 
 def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, catalog: Catalog,
-               skip_names: set[str], taken: set[tuple[int, int]]) -> Optional[Site]:
+               skip_names: set[str], taken: set[tuple[int, int]]) -> Site | None:
     ident = root.named_descendant_for_byte_range(at, at + len(word))
     if ident is None or ident.type != "identifier" or ident.start_byte != at or ident.text != word:
         return None
@@ -69,7 +70,7 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, 
     return Site(torch_name, record, "call", attribute, member=ident, call=call)
 
 
-def _enclosing_function(node: Any) -> Optional[Any]:
+def _enclosing_function(node: Any) -> Any | None:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node
@@ -104,7 +105,7 @@ def learning_rate_reads(root: Any, source: bytes) -> list[tuple[Any, TextEdit]]:
     return found
 
 
-def _lr_read(ident: Optional[Any]) -> Optional[Any]:
+def _lr_read(ident: Any | None) -> Any | None:
     if ident is None or ident.type != "identifier" or ident.text != b"param_groups":
         return None
     attribute = ident.parent

@@ -28,7 +28,7 @@ from typing import Any
 
 from kb.analysis.text import TextEdit
 
-RECORD = {
+RECORD: dict[str, Any] = {
     "torch": "torch.Tensor.backward", "kind": "method", "namespace": "torch", "source": "curated",
     "targets": [], "caveats": [], "torch_signature": "(self, gradient=None, retain_graph=None, create_graph=False)",
     "advice": "A training step becomes a forward function, mindspore.value_and_grad and optimizer(grads).",
@@ -207,7 +207,7 @@ def _removal(statement: Any, source: bytes) -> TextEdit:
     return TextEdit(start, len(source) if end < 0 else end + 1, "")
 
 
-PARAMETERS_RECORD = {
+PARAMETERS_RECORD: dict[str, Any] = {
     "torch": "torch.nn.Module.parameters", "kind": "method", "namespace": "torch.nn", "source": "curated",
     "targets": [], "caveats": [], "torch_signature": "(recurse=True)",
     "advice": "An optimizer takes a cell's trainable_params().",

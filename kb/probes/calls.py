@@ -20,9 +20,10 @@ import pickle
 import random
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 STYLES = ("positional", "keyword", "shuffled", "defaults")
 IMPORTS = (("torch.", "import torch"), ("nn.", "import torch.nn as nn"), ("F.", "import torch.nn.functional as F"))
@@ -52,7 +53,7 @@ class Arg:
     default: bool = False
 
     @classmethod
-    def parse(cls, text: str) -> "Arg":
+    def parse(cls, text: str) -> Arg:
         """``'*dtype=torch.float32~'``: ``*`` keyword-only, ``/`` positional-only, ``~`` at its default."""
         text = text.strip()
         kw_only, pos_only = text.startswith("*"), text.startswith("/")
@@ -158,7 +159,7 @@ def convert_cases(cases: list[Case], workdir: Path, family: str, db: Any, device
         path.write_text(case.source, encoding="utf-8")
         files.append(path)
     settings = EngineSettings(family=family, device=device)  # type: ignore[arg-type]
-    for case, result in zip(cases, convert_files(files, db, settings, jobs=jobs)):
+    for case, result in zip(cases, convert_files(files, db, settings, jobs=jobs), strict=True):
         if result.error:
             case.converted, case.left = "", [("", 0, result.error)]
             continue
@@ -173,7 +174,8 @@ def _torch_key(case: Case) -> str:
 
 def _torch_jobs(cases: list[Case]) -> tuple[list[dict], dict[str, str]]:
     """One torch job per distinct snippet and inputs (families share them); key -> torch stem."""
-    jobs, stems = [], {}
+    jobs: list[dict] = []
+    stems: dict[str, str] = {}
     for case in cases:
         key = _torch_key(case)
         if key in stems:
@@ -234,7 +236,8 @@ def _run_sides(run: list[Case], jobs: int, tick: Callable[[dict], None]) -> None
     got = {j["key"]: r for r in run_probes(torch_jobs, jobs=jobs, batch_size=60, on_result=tick,
                                            worker="kb.probes.sides")
            for j in [torch_jobs[int(r["probe"])]]}
-    ms_cases, ms_jobs = [], []
+    ms_cases: list[Case] = []
+    ms_jobs: list[dict] = []
     for case in run:
         r = got.get(_torch_key(case)) or {"result": "timeout", "detail": "no result"}
         if r["result"] != "ok":
@@ -245,7 +248,7 @@ def _run_sides(run: list[Case], jobs: int, tick: Callable[[dict], None]) -> None
         ms_cases.append(case)
     ms_got = {r["probe"]: r for r in run_probes(ms_jobs, jobs=jobs, batch_size=30, on_result=tick,
                                                 worker="kb.probes.sides")}
-    for job, case in zip(ms_jobs, ms_cases):
+    for job, case in zip(ms_jobs, ms_cases, strict=True):
         r = ms_got.get(job["id"]) or {"result": "timeout", "detail": "no result"}
         if r["result"] != "ok":
             case.result = "crash" if r["result"] == "error" else r["result"]

@@ -38,9 +38,10 @@ import json
 import re
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from kb.probes.calls import (
     STYLES,
@@ -95,7 +96,7 @@ class Plan:
     why: str = ""  # set when nothing can be probed
 
 
-def _literal(text: Optional[str]) -> bool:
+def _literal(text: str | None) -> bool:
     try:
         ast.literal_eval(text or "")
     except (ValueError, SyntaxError):
@@ -103,7 +104,7 @@ def _literal(text: Optional[str]) -> bool:
     return True
 
 
-def _skip_word(leaf: str) -> Optional[str]:
+def _skip_word(leaf: str) -> str | None:
     found = next((w for w in SKIP_WORDS + NOT_VALUES if w in leaf), None)
     if leaf.startswith("_"):
         return "private name"
@@ -142,7 +143,8 @@ def build_args(params: list, variant: list, receiver: bool = False,
         if kind == "VAR_POSITIONAL":
             if name not in LITERALS:
                 raise Unprobed(f"no recipe for *{name}")
-            values = LITERALS[name] if isinstance(LITERALS[name], list) else [LITERALS[name]]
+            literal = LITERALS[name]
+            values = literal if isinstance(literal, list) else [literal]
             args += [Arg(f"{name}{i}", repr(v), pos_only=True) for i, v in enumerate(values)]
             gap = True
             continue
@@ -169,7 +171,7 @@ def build_args(params: list, variant: list, receiver: bool = False,
     return args, inputs
 
 
-def _suffix(leaf: str) -> Optional[str]:
+def _suffix(leaf: str) -> str | None:
     """'1d'/'2d'/'3d' for APIs whose input needs a batch and that many spatial dimensions."""
     return SPATIAL.get(leaf) or next((s for s in ("1d", "2d", "3d") if leaf.endswith(s)), None)
 
@@ -193,7 +195,7 @@ def _variants(torch_name: str) -> list[list]:
     return variants
 
 
-def _torch_runs(source: str, inputs: dict[str, Any], layer: bool) -> tuple[Optional[str], str]:
+def _torch_runs(source: str, inputs: dict[str, Any], layer: bool) -> tuple[str | None, str]:
     """(why the torch snippet is no probe, or None; a soft objection or '').
 
     Hard: it raises or gives different outputs twice. Soft (a better call may exist): torch
@@ -246,7 +248,7 @@ def _fills(params: list) -> list[tuple[str, ...]]:
     return [()] + [(p[0],) for p in params if p[2] == "None" and p[0] in NONE_RECIPES and p[0] not in TORCH_ONLY]
 
 
-def plan_calls(torch_name: str, kind: str, params: list, example: Optional[dict]) -> tuple[list[Case], str]:
+def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -> tuple[list[Case], str]:
     """(cases, why nothing could be generated) for one torch API: the first input variant and
     choice of None-defaulted arguments that torch runs without objection (else with a soft one)."""
     leaf = torch_name.rsplit(".", 1)[-1]
@@ -288,14 +290,14 @@ def plan_calls(torch_name: str, kind: str, params: list, example: Optional[dict]
     return _with_example(cases or fallback, torch_name, example, why)
 
 
-def _with_example(cases: list[Case], torch_name: str, example: Optional[dict], why: str) -> tuple[list[Case], str]:
+def _with_example(cases: list[Case], torch_name: str, example: dict | None, why: str) -> tuple[list[Case], str]:
     ex = _example_case(torch_name, example)
     if ex is not None:
         cases.append(ex)
     return cases, ("" if cases else why or "no call could be generated")
 
 
-def _example_case(torch_name: str, example: Optional[dict]) -> Optional[Case]:
+def _example_case(torch_name: str, example: dict | None) -> Case | None:
     """The KB example's torch side as a case, its free names given tensor inputs; None if torch fails."""
     text = (example or {}).get("torch") or ""
     try:
@@ -304,7 +306,8 @@ def _example_case(torch_name: str, example: Optional[dict]) -> Optional[Case]:
         return None
     import builtins
 
-    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"torch", "nn", "F"} - set(dir(builtins)))
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                   - {"torch", "nn", "F"} - set(dir(builtins)))
     body = tree.body
     leaf = (body.func.attr if isinstance(body.func, ast.Attribute) else getattr(body.func, "id", "")) \
         if isinstance(body, ast.Call) else ""
@@ -345,7 +348,7 @@ def candidates(db: Path) -> list[dict[str, Any]]:
              "example": json.loads(r["example"]) if r["example"] else None} for r in rows]
 
 
-def _unprobed_reason(c: dict[str, Any]) -> Optional[str]:
+def _unprobed_reason(c: dict[str, Any]) -> str | None:
     if c["namespace"] not in NAMESPACES:
         return f"not a tensor computation ({c['namespace']}): no generated call"
     if c["kind"] not in KINDS:
@@ -369,9 +372,9 @@ def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
     return "unprobed", ("no executed rewrite: " + "; ".join(reasons))[:400], passed, failed
 
 
-def run_rewrite_probes(data: Path, only: Optional[str] = None, jobs: int = 2,
+def run_rewrite_probes(data: Path, only: str | None = None, jobs: int = 2,
                        tick: Callable[[str], None] = lambda s: None,
-                       cache: Optional[Path] = None) -> list[dict[str, Any]]:
+                       cache: Path | None = None) -> list[dict[str, Any]]:
     """Probe every auto target (or those whose torch name contains ``only``); one row per target.
     ``cache``: a folder of stored results (``kb.probes.resultcache``); calls whose emitted code
     is unchanged since they were executed are not run again."""
