@@ -298,8 +298,17 @@ def child_torch(args: dict) -> None:
                                      if v is not None and hasattr(v, "detach")})
         history = None
         if args.get("train"):
+            start = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            rng = torch.get_rng_state()
             history = train_stage.run(ns, model, args, torch.from_numpy)
             np.savez(args["trained"], **{k: v.detach().cpu().numpy() for k, v in model.state_dict().items()})
+            trained = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            model.load_state_dict(start)
+            torch.set_rng_state(rng)  # the float64 twin draws what the float32 run drew
+            trained64 = train_stage.run_float64(ns, model, args)
+            model.load_state_dict(trained)
+            if trained64 is not None:
+                np.savez(args["trained"] + ".f64.npz", **trained64)
         step("torch", ok=True, params=[k for k, _ in model.named_parameters()], history=history,
              randomised=len(randomised),
              outputs=[[p, None if v is None else (f"o{i}" if hasattr(v, "detach") else repr(v))]
@@ -381,8 +390,9 @@ def child_ms(args: dict) -> None:
             step("train", skipped=True)
             return
         history = train_stage.run(ns, net, args, mindspore.Tensor)
+        f64 = Path(args["trained"] + ".f64.npz")
         error = train_stage.check(net, dict(np.load(args["trained"])), args["family"], history,
-                                  args["torch_history"])
+                                  args["torch_history"], dict(np.load(f64)) if f64.exists() else None)
         step("train", ok=error is None, error=error)
     except BaseException as exc:  # noqa: BLE001 - reported, not raised
         step(stage, ok=False, error=_error_line(exc), where=_where(exc, root))
