@@ -158,6 +158,7 @@ def convert_cases(cases: list[Case], workdir: Path, family: str, db: Any, device
         path = Path(f"{case.stem}.torch.py")
         path.write_text(case.source, encoding="utf-8")
         files.append(path)
+    # a str from the callers' loops, not the Literal: EngineSettings raises on any but classic/mint
     settings = EngineSettings(family=family, device=device)  # type: ignore[arg-type]
     for case, result in zip(cases, convert_files(files, db, settings, jobs=jobs), strict=True):
         if result.error:
