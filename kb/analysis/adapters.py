@@ -85,7 +85,10 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
     built = apply_edits(document.source, edits).decode("utf-8")
     name = adapter_name(str(target.get("api")))
     doc = f'"""{record.get("torch")}\'s parameters, building {target.get("api")} (written by msmap convert)."""'
-    body = [doc] + guards + [f"return {built}"]
+    # a transform that refuses some values (``refuse('why')``: normalized_shape with several axes) refuses
+    # them at run time in the adapter, with its reason
+    refuse = ["def refuse(why):\n        raise NotImplementedError(why)"] if "refuse(" in built else []
+    body = [doc] + guards + refuse + [f"return {built}"]
     return f"def {name}({', '.join(header)}):\n" + "".join(f"    {line}\n" for line in body)
 
 

@@ -3,6 +3,9 @@ in-place initialisation, torch._assert, checkpoint and TorchScript overloads (bu
 Each rule has its fix beside a no-op neighbour."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from kb.analysis import Engine, EngineSettings
@@ -96,3 +99,15 @@ def test_checkpoint_becomes_recompute_and_overload_decorators_go(classic):
     assert "ms.recompute(fn, *xs, use_reentrant=False)" in out
     assert "_overload_method" not in out and "torch" not in out
     assert "    @staticmethod\n" in out  # other decorators stay
+
+
+def test_layer_norm_adapter_refuses_several_axes_at_run_time_with_the_reason(classic, tmp_path):
+    src = "from functools import partial\nimport torch.nn as nn\n\nnorm = partial(nn.LayerNorm, eps=1e-6)\n"
+    out = converted(classic, src)
+    assert "def refuse(why):" in out  # the adapter defines what its transforms call
+    (tmp_path / "norms.py").write_text(out)
+    code = ("import norms\nprint(type(norms.norm(8)).__name__)\n"
+            "try:\n    norms.norm([4, 8])\nexcept NotImplementedError as e:\n    print('refused:', e)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "LayerNorm" and lines[1].startswith("refused: normalized_shape has several axes"), done.stderr
