@@ -33,6 +33,7 @@ REVIEWED = {
     ("pool-stride-default-one", "torch.nn.functional.avg_pool1d"): "ops.avg_pool1d's stride defaults to 1 as the layer's",
     ("pool-stride-default-one", "torch.nn.functional.avg_pool2d"): "ops.avg_pool2d's stride defaults to 1 as the layer's",
     ("axis-vs-dim-keyword", "torch.min"): "min's dim is one of the renamed keywords",
+    ("autograd-grad-position-weights", "torch.func.grad_and_value"): "its counterpart is value_and_grad, the caveat's subject",
 }
 
 
