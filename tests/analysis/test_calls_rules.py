@@ -60,6 +60,38 @@ CALLS = [
      None),
     # ops.elu takes only alpha=1.0
     ("elu-alpha", "F.elu(x, alpha=2.0)", {"x": [3, 4]}, False, "values", None),
+    # ops without a CPU kernel (kernel probes): another op that runs there, or the other family's target
+    ("roll-tuple", "torch.roll(x, shifts=(1, -1), dims=(0, 1))", {"x": [3, 4]}, False, "values", "numpy.roll"),
+    ("roll-flat", "torch.roll(x, 2)", {"x": [2, 3]}, False, "values", "numpy.roll"),
+    ("normalize-p3", "F.normalize(x, p=3.0, dim=0)", {"x": [4, 3]}, False, "values", "lp_normalize"),
+    ("embedding-1d", "F.embedding(i, w)", {"i": {"shape": [3], "dtype": "int64", "range": [0, 5]}, "w": [6, 2]},
+     False, "values", "gather"),
+    ("scatter-add-dim0", "torch.scatter_add(x, 0, i, s)",
+     {"x": [3, 4], "i": {"shape": [2, 4], "dtype": "int64", "range": [0, 2]}, "s": [2, 4]}, False, "values",
+     "tensor_scatter_elements"),
+    ("index-select-dim1", "torch.index_select(x, 1, i)", {"x": [3, 4], "i": {"shape": [3], "dtype": "int64",
+                                                                               "range": [0, 3]}}, False, "values", None),
+    ("kl-div-sum", "F.kl_div(x, y, reduction='sum')", {"x": [3, 4], "y": {"shape": [3, 4], "range": [0.1, 1]}},
+     False, "values", "ops.kl_div"),
+    ("kl-div-loss-sum", "nn.KLDivLoss(reduction='sum')", {"x": [3, 4], "y": {"shape": [3, 4], "range": [0.1, 1]}},
+     True, "values", None),
+    ("upsample-bilinear-corners", "nn.Upsample(scale_factor=3.0, mode='bilinear', align_corners=True)",
+     {"x": [1, 1, 2, 2]}, True, "values", None),
+    ("threshold-negative", "nn.Threshold(0.5, -1.0)", {"x": [3, 4]}, True, "values", None),
+    ("zero-pad-asymmetric", "nn.ZeroPad2d((1, 0, 2, 1))", {"x": [1, 1, 2, 3]}, True, "values", None),
+    ("addmm-beta", "torch.addmm(c, a, b, beta=0.5)", {"c": [2, 2], "a": [2, 3], "b": [3, 2]}, False, "values", None),
+    ("cosine-embedding-margin", "nn.CosineEmbeddingLoss(margin=0.2)",
+     {"a": [4, 3], "b": [4, 3], "y": {"shape": [4], "range": [-1, 1]}}, True, "values", None),
+    # std/var: ddof=1 written for torch's default correction
+    ("std-dims", "torch.std(x, dim=(0, 1))", {"x": [3, 4, 2]}, False, "values", "ddof=1"),
+    ("var-keepdim", "torch.var(x, 0, keepdim=True)", {"x": [4, 3]}, False, "values", "ddof=1"),
+    # torch signatures the introspection lacked or got wrong: keywords now placed
+    ("searchsorted-input-kw", "torch.searchsorted(torch.arange(0.0, 4.0), input=v, right=True)",
+     {"v": {"shape": [5], "range": [-1, 5]}}, False, "values", "values=v"),
+    ("log-softmax-kw", "torch.log_softmax(input=x, dim=0)", {"x": [3, 4]}, False, "values", "axis=0"),
+    ("masked-fill-kw", "torch.masked_fill(input=x, mask=m, value=-1.0)",
+     {"x": [3, 4], "m": {"shape": [3, 4], "dtype": "bool"}}, False, "values", "input_x="),
+    ("relu-kw", "torch.relu(input=x)", {"x": [3, 4]}, False, "values", None),
 ]
 
 
@@ -107,3 +139,11 @@ def test_refuse_in_a_transform_blocks_a_literal_and_substitutes_an_expression():
     assert apply_transform(transform, "3") == "3"
     with pytest.raises(Refused, match="needs a positive value"):
         apply_transform(transform, "-1")
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+@pytest.mark.parametrize("source", ["y = torch.einsum('ij->ji', x)\n", "loss = nn.SoftMarginLoss()\n"])
+def test_an_op_without_a_cpu_kernel_in_either_family_is_left_with_the_reason(real_kb, family, source):
+    engine = Engine(real_kb, EngineSettings(family=family, device="CPU"))
+    out = convert_source(engine, "import torch\nimport torch.nn as nn\n" + source).text
+    assert "# msmap:" in out and "kernel" in out
