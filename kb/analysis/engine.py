@@ -13,38 +13,60 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any, Callable, Optional, Union
+from collections.abc import Callable
+from typing import Any
 
-from kb.analysis.annotations import TITLE as ANNOTATION_TITLE, annotation_edit
 from kb.analysis.adapters import insertion
+from kb.analysis.annotations import TITLE as ANNOTATION_TITLE
+from kb.analysis.annotations import annotation_edit
 from kb.analysis.arguments import Blocked
 from kb.analysis.catalog import Catalog, KnowledgeBase
 from kb.analysis.document import Document
+from kb.analysis.factorykwargs import RECORD as FACTORY_DICT
+from kb.analysis.factorykwargs import TITLE as FACTORY_DICT_TITLE
+from kb.analysis.factorykwargs import factory_dicts
+from kb.analysis.featuretests import RECORD as FEATURE_TEST
+from kb.analysis.featuretests import TITLE as FEATURE_TEST_TITLE
+from kb.analysis.featuretests import feature_tests
 from kb.analysis.guesses import tensor_method_sites
+from kb.analysis.importfallbacks import RECORD as GUARDED_IMPORT
+from kb.analysis.importfallbacks import TITLE as GUARDED_IMPORT_TITLE
+from kb.analysis.importfallbacks import guarded_imports
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.incremental import environment, reanalyze
-from kb.analysis.factorykwargs import RECORD as FACTORY_DICT, TITLE as FACTORY_DICT_TITLE, factory_dicts
-from kb.analysis.importfallbacks import RECORD as GUARDED_IMPORT, TITLE as GUARDED_IMPORT_TITLE, guarded_imports
-from kb.analysis.featuretests import RECORD as FEATURE_TEST, TITLE as FEATURE_TEST_TITLE, feature_tests
-from kb.analysis.namelookups import RECORD as NAME_LOOKUP, TITLE as NAME_LOOKUP_TITLE, UNLISTED as NAME_LOOKUP_LEFT
-from kb.analysis.namelookups import name_lookups, replacement as lookup_replacement
+from kb.analysis.layersubclass import subclass_edits, super_renames
+from kb.analysis.namelookups import RECORD as NAME_LOOKUP
+from kb.analysis.namelookups import TITLE as NAME_LOOKUP_TITLE
+from kb.analysis.namelookups import UNLISTED as NAME_LOOKUP_LEFT
+from kb.analysis.namelookups import name_lookups
+from kb.analysis.namelookups import replacement as lookup_replacement
 from kb.analysis.narrowing import branch_renames
 from kb.analysis.packedsequences import PACK, PACKED_BY
-from kb.analysis.packedsequences import RECORD as PACKED_RUN, TITLE as PACKED_RUN_TITLE, consumers as packed_consumers
+from kb.analysis.packedsequences import RECORD as PACKED_RUN
+from kb.analysis.packedsequences import TITLE as PACKED_RUN_TITLE
+from kb.analysis.packedsequences import consumers as packed_consumers
 from kb.analysis.resolver import Resolver, Site
-from kb.analysis.sequential import add_module_edits, sequential_assignments
-from kb.analysis.layersubclass import subclass_edits, super_renames
 from kb.analysis.rewrite import (
-    bare_call, behaviour_note, in_type_context, is_auto, method_renames, plan, unverified_consistent,
+    bare_call,
+    behaviour_note,
+    in_type_context,
+    is_auto,
+    method_renames,
+    plan,
+    unverified_consistent,
 )
+from kb.analysis.sequential import add_module_edits, sequential_assignments
+from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.templates import removes as removes_construct
 from kb.analysis.tensors import call_at
-from kb.analysis.trainsteps import RECORD as TRAIN_STEP, TITLE as TRAIN_STEP_TITLE, edits as train_step_edits
-from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS, PARAMETERS_TITLE as OPT_PARAMS_TITLE
-from kb.analysis.trainsteps import optimizer_parameters, train_steps
-from kb.analysis.trainloop import LR_RECORD, LR_TITLE, learning_rate_reads, mode_sites
-from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
+from kb.analysis.trainloop import LR_RECORD, LR_TITLE, learning_rate_reads, mode_sites
+from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS
+from kb.analysis.trainsteps import PARAMETERS_TITLE as OPT_PARAMS_TITLE
+from kb.analysis.trainsteps import RECORD as TRAIN_STEP
+from kb.analysis.trainsteps import TITLE as TRAIN_STEP_TITLE
+from kb.analysis.trainsteps import edits as train_step_edits
+from kb.analysis.trainsteps import optimizer_parameters, train_steps
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
 from kb.analysis.words import word_starts
 
@@ -55,11 +77,11 @@ GUESS_REASON = "possibly a torch.Tensor method (the receiver's type is unknown)"
 class Analysis:
     """Uses of one document revision, sorted by position, plus what fixes need."""
 
-    def __init__(self, document: Document, uses: list[Use], alias: str, alias_edit: Optional[TextEdit],
-                 ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]],
-                 imports: Optional[ImportTable] = None, environment: Any = None,
+    def __init__(self, document: Document, uses: list[Use], alias: str, alias_edit: TextEdit | None,
+                 ref_counts: dict[str, int] | Callable[[], dict[str, int]],
+                 imports: ImportTable | None = None, environment: Any = None,
                  has_torch_imports: bool = False, ordered: bool = False,
-                 spans: Optional[list[tuple[int, int]]] = None) -> None:
+                 spans: list[tuple[int, int]] | None = None) -> None:
         self.document = document
         self.source = document.source  # the text analysed (the document may change later)
         self.tree = document.tree
@@ -72,10 +94,10 @@ class Analysis:
         self.imports = imports  # None after an incremental re-analysis
         self._environment = environment  # what incremental.reanalyze reuses (built on first need)
         self.has_torch_imports = has_torch_imports
-        self.error: Optional[str] = None  # set when analysis failed (an engine bug): no uses then
+        self.error: str | None = None  # set when analysis failed (an engine bug): no uses then
         self._starts = [u.start for u in self.uses]  # (public: ``starts``)
-        self._widest: Optional[int] = None
-        self._spans: Optional[list[tuple[int, int]]] = spans
+        self._widest: int | None = None
+        self._spans: list[tuple[int, int]] | None = spans
 
     @property
     def ref_counts(self) -> dict[str, int]:
@@ -120,10 +142,7 @@ class Analysis:
         """Byte offset of an LSP position (UTF-16 character) in the analysed text."""
         return self.lines.offset(line, character)
 
-    def use_at_position(self, line: int, character: int) -> Optional[Use]:
-        return self.use_at(self.offset(line, character))
-
-    def use_at(self, offset: int) -> Optional[Use]:
+    def use_at(self, offset: int) -> Use | None:
         """The innermost use whose range holds ``offset`` (hover)."""
         if self._widest is None:
             self._widest = max((u.end - u.start for u in self.uses), default=0)
@@ -140,12 +159,12 @@ class Analysis:
         """Uses touching ``start..end`` (code actions for a selection)."""
         return [u for u in self.uses[: bisect_right(self._starts, end)] if u.end >= start]
 
-    def fix(self, use: Use) -> Optional[Fix]:
+    def fix(self, use: Use) -> Fix | None:
         if not use.edits:
             return None
         uses = [u for u in self.uses if use.group is not None and u.group == use.group] or [use]
         edits = list(use.edits)
-        if self.needs_alias(edits):
+        if self.alias_edit is not None and self.needs_alias(edits):
             edits.append(self.alias_edit)
         lines = self.lines
         return Fix(use.title, [lines.edit(e) for e in edits], uses, safe=not use.guess,
@@ -171,7 +190,7 @@ class Analysis:
 
 
 class Engine:
-    def __init__(self, kb: Union[KnowledgeBase, Catalog], settings: Optional[EngineSettings] = None) -> None:
+    def __init__(self, kb: KnowledgeBase | Catalog, settings: EngineSettings | None = None) -> None:
         self.catalog = kb if isinstance(kb, Catalog) else Catalog(kb)
         self._settings = settings or EngineSettings()
         # Planned rewrites by content (the call's text, relative offsets): an unchanged
@@ -194,7 +213,7 @@ class Engine:
         self._choices.clear()
         self._memos.clear()
 
-    def analyze(self, document: Union[Document, str, bytes]) -> Analysis:
+    def analyze(self, document: Document | str | bytes) -> Analysis:
         """The document's uses; after a small edit only the edited statement is redone."""
         if not isinstance(document, Document):  # nobody else sees this document: no caching, and
             return self._analyze_safely(Document(document), None)  # no Document <-> Analysis cycle for the GC
@@ -206,7 +225,7 @@ class Engine:
         document.cache[key] = found
         return found
 
-    def _analyze_safely(self, document: Document, previous: Optional[Analysis]) -> Analysis:
+    def _analyze_safely(self, document: Document, previous: Analysis | None) -> Analysis:
         try:
             found = reanalyze(self, document, previous) if previous is not None else None
             return found if found is not None else self._analyze(document)
@@ -215,11 +234,11 @@ class Engine:
             found.error = f"{type(exc).__name__}: {exc}"
             return found
 
-    def fixes(self, document: Union[Document, str, bytes], use: Use) -> list[Fix]:
+    def fixes(self, document: Document | str | bytes, use: Use) -> list[Fix]:
         fix = self.analyze(document).fix(use)
         return [fix] if fix is not None else []
 
-    def fix_all(self, document: Union[Document, str, bytes]) -> Any:
+    def fix_all(self, document: Document | str | bytes) -> Any:
         """Every safe fix at once: a ``fixall.FixAllResult`` (``.edit()`` is one LSP edit)."""
         from kb.analysis.fixall import fix_all
 
@@ -266,7 +285,8 @@ class Engine:
         self._add_sequential_assignments(sites, uses, source, alias)
         self._add_subclass_edits(sites, uses, source, alias)
         uses += [self._feature_test(node, text, source) for node, text in feature_tests(root, source, resolver.imports)]
-        uses += [self._name_lookup(call, module, source) for call, module in name_lookups(root, source, resolver.imports)]
+        uses += [self._name_lookup(call, module, source)
+                 for call, module in name_lookups(root, source, resolver.imports)]
         if resolver.has_torch_imports:
             steps = [self._train_step(step, source, alias) for step in train_steps(root, source)]
             stepped = {(u.range.start.offset, u.range.end.offset) for u in steps}
@@ -277,8 +297,9 @@ class Engine:
             uses += [self._pattern_use(LR_RECORD, LR_TITLE, read, edit, source)
                      for read, edit in learning_rate_reads(root, source)]
         packing = [u for u in uses if u.torch_name == PACK and u.call_span and u.edits and u.target]
-        helper = packing[0].target.get("helper") if packing else None  # the packed-sequence functions (data)
-        calls = [c for c in (call_at(root, u.call_span) for u in packing) if c is not None]
+        # the packed-sequence functions (data)
+        helper = packing[0].target.get("helper") if packing and packing[0].target else None
+        calls = [c for u in packing if u.call_span and (c := call_at(root, u.call_span)) is not None]
         uses += [self._packed_run(call, text, source, helper, alias)
                  for call, text in packed_consumers(root, source, calls)]
         if resolver.has_torch_imports:
@@ -321,7 +342,7 @@ class Engine:
         use.call_span = (call.start_byte, call.end_byte)
         return use
 
-    def _packed_run(self, call: Any, text: str, source: bytes, definition: Optional[str], alias: str) -> Use:
+    def _packed_run(self, call: Any, text: str, source: bytes, definition: str | None, alias: str) -> Use:
         """``self.rnn(packed)`` runs the layer on the padded batch with seq_length (packedsequences.py)."""
         span = _range(source, call.start_byte, call.end_byte)
         edits = [TextEdit(call.start_byte, call.end_byte, text)]
@@ -381,12 +402,12 @@ class Engine:
     def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
         """``m.weight`` -> ``m.gamma`` inside ``if isinstance(m, nn.BatchNorm2d):`` (narrowing.py),
         carried by the fix of the first class the test names."""
-        typed = [(site, use) for site, use in zip(sites, uses) if use.edits and use.kind == "attribute"
+        typed = [(site, use) for site, use in zip(sites, uses, strict=False) if use.edits and use.kind == "attribute"
                  and use.choice is not None and use.choice.api and in_type_context(site.node)]
         if not typed:
             return
-        found = branch_renames([(site.node, use.choice.api, use.edits[0].new_text) for site, use in typed],
-                               self.catalog.parameter_names())
+        found = branch_renames([(site.node, use.choice.api, use.edits[0].new_text) for site, use in typed
+                                if use.choice is not None and use.choice.api], self.catalog.parameter_names())
         for site, use in typed:
             extra = found.get(site.node.id)
             if extra:
@@ -401,7 +422,7 @@ class Engine:
         if not helper:
             return
         name = helper.split(None, 1)[1].split("(", 1)[0]
-        for site, use in zip(sites, uses):
+        for site, use in zip(sites, uses, strict=False):
             if site.kind != "class_base" or site.local_class is None or not use.edits:
                 continue
             extra = [e for statement, value, attr in sequential_assignments(site.local_class)
@@ -414,7 +435,7 @@ class Engine:
         """A class deriving from a torch layer (``class LayerNorm2d(nn.LayerNorm)``) takes torch's
         arguments and reads its MindSpore base's attribute names (layersubclass.py), carried by the
         migration of its base."""
-        for site, use in zip(sites, uses):
+        for site, use in zip(sites, uses, strict=False):
             choice = use.choice
             if site.kind != "class_base" or site.local_class is None or not use.edits or choice is None \
                     or not choice.api or choice.relation == "context_change":
@@ -429,8 +450,8 @@ class Engine:
 
     # -- the public API of incremental re-analysis (``kb.analysis.incremental``) -----------
     def incremental_analysis(self, document: Document, previous: Analysis, uses: list[Use],
-                             spans: list[tuple[int, int]], alias_edit: Optional[TextEdit],
-                             ref_counts: Union[dict[str, int], Callable[[], dict[str, int]]],
+                             spans: list[tuple[int, int]], alias_edit: TextEdit | None,
+                             ref_counts: dict[str, int] | Callable[[], dict[str, int]],
                              environment: Any) -> Analysis:
         """The ``Analysis`` of ``document`` made from ``previous`` after a local edit: ``uses`` (in order,
         each covering ``spans``), the import edit, reference counts and the environment the next
@@ -468,7 +489,7 @@ class Engine:
         category = categorize(site.guess, choice, False, None)
         return "", None, GUESS_REASON if category == "guess" else reason, category
 
-    def _missing_reason(self, record: dict, choice: Any) -> Optional[str]:
+    def _missing_reason(self, record: dict, choice: Any) -> str | None:
         """Why a use has no MindSpore API to go to (no target, or no equivalent); None when it has one."""
         if choice is None:
             return f"no MindSpore {self.settings.ms_version} target in the KB"
@@ -538,7 +559,7 @@ class Engine:
         return use
 
     def _plan(self, site: Site, choice: Any, caveats: list, source: bytes, alias: str,
-              renames: list[TextEdit]) -> tuple[str, list[TextEdit], Optional[str], str]:
+              renames: list[TextEdit]) -> tuple[str, list[TextEdit], str | None, str]:
         """(title, edits, behaviour, reason) for a site, cached by the text it covers.
 
         Class bases and method definitions are not cached: their plans depend on text
@@ -562,8 +583,9 @@ class Engine:
         if not renames and anchor is not None and site.kind not in ("class_base", "method_def") and not reference \
                 and not removes and b"**" not in anchor.text:
             member = (site.member.start_byte - anchor.start_byte) if site.member is not None else -1
-            key = (site.kind, as_type, site.torch_name, self._settings_key, alias, site.node.start_byte - anchor.start_byte,
-                   site.node.end_byte - anchor.start_byte, member, source[anchor.start_byte:anchor.end_byte])
+            key = (site.kind, as_type, site.torch_name, self._settings_key, alias,
+                   site.node.start_byte - anchor.start_byte, site.node.end_byte - anchor.start_byte, member,
+                   source[anchor.start_byte:anchor.end_byte])
             cached = self._plans.get(key)
             if cached is not None:
                 title, edits, behaviour, reason = cached
@@ -636,7 +658,7 @@ def _name_in_use(root: Any, source: bytes, name: str) -> bool:
     return False
 
 
-def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, Optional[TextEdit]]:
+def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, TextEdit | None]:
     """The name MindSpore is reached by, and the edit importing it when it is not yet."""
     existing = imports.mindspore_alias()
     if existing:
