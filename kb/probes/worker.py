@@ -22,7 +22,8 @@ NO_KERNEL_RE = re.compile(r"kernel \S+ unregistered|Select CPU operator\[\w+\] f
                           r"Not found op \w+ on device CPU|only supports? Ascend|not (?:be )?supported on (?:the )?CPU|"
                           r"no (?:CPU )?kernel|"
                           r"Unsupported op .* on CPU|can not find (?:any )?(?:kernel|op)|does not support CPU|"
-                          r"not support(?:ed)? (?:in|on) CPU|KernelNotFound|Not found kernel|Not implement exception", re.I)
+                          r"not support(?:ed)? (?:in|on) CPU|KernelNotFound|Not found kernel|"
+                          r"Not implement exception", re.I)
 
 
 class SideError(Exception):
