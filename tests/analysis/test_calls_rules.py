@@ -92,6 +92,13 @@ CALLS = [
     ("masked-fill-kw", "torch.masked_fill(input=x, mask=m, value=-1.0)",
      {"x": [3, 4], "m": {"shape": [3, 4], "dtype": "bool"}}, False, "values", "input_x="),
     ("relu-kw", "torch.relu(input=x)", {"x": [3, 4]}, False, "values", None),
+    # softmin: dim is axis
+    ("softmin-3d-dim0", "nn.Softmin(dim=0)", {"x": [2, 3, 4]}, True, "values", "axis=0"),
+    ("f-softmin-dim-pos", "F.softmin(x, 2)", {"x": [2, 3, 4]}, False, "values", None),
+    # F.batch_norm in inference: None weight/bias are ones/zeros (ops.batch_norm needs tensors)
+    ("f-batch-norm-weight", "F.batch_norm(x, rm, rv, w, None, False, 0.2, 1e-3)",
+     {"x": [3, 2, 5], "rm": [2], "rv": {"shape": [2], "range": [0.5, 1.5]}, "w": [2]}, False, "values",
+     "batch_norm_eval"),
 ]
 
 
@@ -147,3 +154,15 @@ def test_an_op_without_a_cpu_kernel_in_either_family_is_left_with_the_reason(rea
     engine = Engine(real_kb, EngineSettings(family=family, device="CPU"))
     out = convert_source(engine, "import torch\nimport torch.nn as nn\n" + source).text
     assert "# msmap:" in out and "kernel" in out
+
+
+def test_softmin_without_dim_is_left_with_the_reason(classic):
+    out = convert_source(classic, "import torch.nn as nn\nimport torch.nn.functional as F\n"
+                                  "a = nn.Softmin()\nb = F.softmin(x)\n").text
+    assert "a = nn.Softmin()  # msmap: without dim torch picks the axis" in out
+    assert "b = F.softmin(x)  # msmap: without dim torch picks the axis" in out
+
+
+def test_batch_norm_in_training_mode_is_left(classic):
+    out = convert_source(classic, "import torch.nn.functional as F\ny = F.batch_norm(x, rm, rv, training=True)\n").text
+    assert "y = F.batch_norm(x, rm, rv, training=True)  # msmap:" in out
