@@ -99,6 +99,9 @@ CALLS = [
     ("f-batch-norm-weight", "F.batch_norm(x, rm, rv, w, None, False, 0.2, 1e-3)",
      {"x": [3, 2, 5], "rm": [2], "rv": {"shape": [2], "range": [0.5, 1.5]}, "w": [2]}, False, "values",
      "batch_norm_eval"),
+    # an int margin is written as a float (ops.margin_ranking_loss refuses ints)
+    ("margin-ranking-int", "F.margin_ranking_loss(a, b, y, 1, reduction='sum')",
+     {"a": [5], "b": [5], "y": {"shape": [5], "range": [-1, 1]}}, False, "values", "1.0"),
 ]
 
 
