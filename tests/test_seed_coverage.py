@@ -38,7 +38,7 @@ SEED_TOPICS = [
     ("retain_graph", "torch.autograd.backward", "retain_graph"),
     ("autograd.grad vs mindspore.grad, has_aux", "torch.autograd.grad", "has_aux"),
     ("lr -> learning_rate", "torch.optim.SGD", "learning_rate"),
-    ("param groups", "torch.optim.Adam", "params"),
+    ("param groups", "torch.optim.RMSprop", "params"),  # Adam/AdamW/SGD now map to torch-style experimental.optim
     ("unsupported optimizers", "torch.optim.LBFGS", "LBFGS"),
     ("optimizer state save/load", "torch.optim.Optimizer.state_dict", "state"),
     ("LR schedulers", "torch.optim.lr_scheduler.StepLR", "scheduler"),

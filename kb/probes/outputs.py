@@ -63,20 +63,22 @@ def compare(t: Any, m: Any, rtol: float = 1e-4, atol: float = 1e-5, path: str = 
         return same, "" if same else f"{path}: {t!r} vs {m!r}", 0.0
     if a.shape != b.shape:
         return False, f"{path}: shape {a.shape} (torch) vs {b.shape} (mindspore)", 0.0
+    # complex outputs compare as complex (a cast to float64 would drop the imaginary part)
+    wide = np.complex128 if a.dtype.kind == "c" or b.dtype.kind == "c" else np.float64
+    wa, wb = a.astype(wide), b.astype(wide)
     worst = 0.0
     if a.size:
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-        diff = diff[~(np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))]
+        diff = np.abs(wa - wb)
+        diff = diff[~(np.isnan(wa) & np.isnan(wb))]
         worst = float(np.nanmax(diff)) if diff.size else 0.0
         if np.isnan(worst):
             worst = float("inf")
     if a.size and a.dtype.kind in "fc" or b.size and b.dtype.kind in "fc":
-        na, nb = np.isnan(a.astype(np.float64)), np.isnan(b.astype(np.float64))
+        na, nb = np.isnan(wa), np.isnan(wb)
         if (na != nb).any():
             return False, (f"{path}: NaN at {int((na & ~nb).sum())} place(s) only in torch, "
                            f"{int((nb & ~na).sum())} only in mindspore"), worst
-    close = a.size == 0 or bool(np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol,
-                                             equal_nan=True))
+    close = a.size == 0 or bool(np.allclose(wa, wb, rtol=rtol, atol=atol, equal_nan=True))
     if not close:
         return False, f"{path}: values differ (max abs diff {worst:.3g})", worst
     if _dtype(a) != _dtype(b) and not (a.dtype.kind == b.dtype.kind == "b"):
