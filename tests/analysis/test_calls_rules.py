@@ -128,11 +128,6 @@ def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, la
         assert text in case.converted
 
 
-@pytest.fixture(scope="module")
-def classic(real_kb):
-    return Engine(real_kb, EngineSettings(device="CPU"))
-
-
 def test_several_axes_layernorm_is_left_with_the_reason(classic):
     out = convert_source(classic, "import torch.nn as nn\nn1 = nn.LayerNorm([4, 5])\nn2 = nn.LayerNorm(5)\n").text
     assert "nn.LayerNorm([4, 5])  # msmap: normalized_shape has several axes" in out

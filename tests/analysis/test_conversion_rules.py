@@ -14,11 +14,6 @@ def classic(real_kb):
 
 
 @pytest.fixture(scope="module")
-def mint_cpu(real_kb):
-    return Engine(real_kb, EngineSettings(family="mint", device="CPU"))
-
-
-@pytest.fixture(scope="module")
 def mint_ascend(real_kb):
     return Engine(real_kb, EngineSettings(family="mint", device="Ascend"))
 

@@ -18,11 +18,6 @@ def classic(real_kb):
     return Engine(real_kb, EngineSettings())
 
 
-@pytest.fixture(scope="module")
-def mint_cpu(real_kb):
-    return Engine(real_kb, EngineSettings(family="mint", device="CPU"))
-
-
 LAYER = """import torch
 import torch.nn as nn
 

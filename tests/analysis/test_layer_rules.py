@@ -6,20 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
 
-from kb.analysis import Engine, EngineSettings
 from tests.analysis.roundtrip import converted
-
-
-@pytest.fixture(scope="module")
-def classic(real_kb):
-    return Engine(real_kb, EngineSettings(device="CPU"))
-
-
-@pytest.fixture(scope="module")
-def mint(real_kb):
-    return Engine(real_kb, EngineSettings(family="mint", device="CPU"))
 
 
 INIT_LOOP = """import math

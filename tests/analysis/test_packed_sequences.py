@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.analysis.test_conversion_rules import classic, converted, mint_cpu  # noqa: F401  (engine fixtures)
+from tests.analysis.test_conversion_rules import classic, converted  # noqa: F401  (classic: the bundled-KB engine without a device; mint_cpu: conftest)
 
 PACKED = ("import torch.nn as nn\nfrom torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence\n\n"
           "class Tagger(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -6,24 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from kb.analysis import Engine, EngineSettings
 from kb.analysis.project import convert_file
 from kb.analysis.siblingclasses import imported_classes
 from tests.analysis.roundtrip import converted
-
-
-@pytest.fixture(scope="module")
-def classic(real_kb):
-    return Engine(real_kb, EngineSettings(device="CPU"))
-
-
-@pytest.fixture(scope="module")
-def mint(real_kb):
-    return Engine(real_kb, EngineSettings(family="mint", device="CPU"))
 
 
 MISC = """import torch

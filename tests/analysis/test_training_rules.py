@@ -1,15 +1,9 @@
 """Training-loop rules (kb/analysis/trainloop.py and the optimizer, device and argmax data): fixes and no-ops."""
 from __future__ import annotations
 
-import pytest
 
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
-
-
-@pytest.fixture(scope="module")
-def classic(real_kb):
-    return Engine(real_kb, EngineSettings(family="classic", device="CPU"))
 
 
 def _convert(engine, body: str) -> str:
