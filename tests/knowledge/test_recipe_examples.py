@@ -5,28 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
 
-# torch name -> the inputs both sides see (NumPy expressions; 'np' is numpy)
-CASES = {
-    "torch._foreach_addcmul": "xs = [a(3), a(3)]; t1s = [a(3), a(3)]; t2s = [a(3), a(3)]",
-    "torch._foreach_addcdiv": "xs = [a(3), a(3)]; t1s = [a(3), a(3)]; t2s = [a(3) + 5, a(3) + 5]",
-    "torch._foreach_lerp": "xs = [a(3), a(3)]; ys = [a(3), a(3)]",
-    "torch._foreach_clamp_min": "xs = [a(3), a(3)]",
-    "torch.isin": "elements = np.array([[1, 2, 3], [4, 5, 6]]); test_elements = np.array([2, 5])",
-    "torch.unflatten": "x = a(2, 12, 3)",
-    "torch.Tensor.unflatten": "x = a(2, 12, 3)",
-    "torch.mode": "x = np.array([[1., 2., 2., 3.], [4., 4., 1., 1.]], np.float32)",  # indices may differ: values only
-    "torch.index_put": "x = a(3, 4); idx = np.array([0, 2]); values = np.ones((2, 4), np.float32)",
-    "torch.nn.functional.bilinear": "x1 = a(2, 4); x2 = a(2, 3); w = a(5, 4, 3); b = a(5)",
-    "torch.nn.functional.local_response_norm": "x = a(1, 6, 3, 3)",
-    "torch.nn.functional.max_pool1d": "x = a(2, 3, 9)",
-    "torch.corrcoef": "x = a(3, 6)",
-    "torch.Tensor.take_along_dim": "x = a(3, 4); idx = np.argsort(a(3, 4), 1)",
-    "torch.Tensor.kron": "x = a(2, 2); y = a(2, 3)",
-    "torch._utils._unflatten_dense_tensors": "tensors = [a(2, 3), a(4)]; flat = a(10)",
-}
+# torch name -> the inputs both sides see: one YAML file per curation round in recipe_cases/ (Python with NumPy:
+# 'np' is numpy, a(*shape) a float32 standard-normal array)
+CASES: dict[str, str] = {}
+for _path in sorted((Path(__file__).parent / "recipe_cases").glob("*.yaml")):
+    CASES.update(yaml.safe_load(_path.read_text()) or {})
 
 RUNNER = r'''
 import json, sys
