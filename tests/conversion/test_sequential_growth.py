@@ -64,21 +64,15 @@ class Net(nn.Module):
 '''
 
 CHILD = '''
-import importlib.util, json, sys
+import json, runpy, sys
 import numpy as np
 import torch
 import mindspore as ms
 from kb.weights import map_weights
 
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 torch.manual_seed(0)
 source, converted, family = sys.argv[1:4]
-reference, net = load("reference", source).Net().eval(), load("converted", converted).Net()
+reference, net = runpy.run_path(source)["Net"]().eval(), runpy.run_path(converted)["Net"]()
 state = {k: v.detach().numpy() for k, v in reference.state_dict().items()}
 for k in state:  # a wrong LayerNorm mapping must not pass on default weights
     if "norm" in k:

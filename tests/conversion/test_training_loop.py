@@ -73,19 +73,13 @@ def run(model, batches, kind, log):
 '''
 
 CHILD = '''
-import importlib.util, json, sys
+import json, runpy, sys, types
 import numpy as np
 import torch
 import mindspore as ms
 
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 source, converted = sys.argv[1:3]
-reference, ported = load("reference", source), load("converted", converted)
+reference, ported = (types.SimpleNamespace(**runpy.run_path(path)) for path in (source, converted))
 rng = np.random.default_rng(0)
 batches = [(rng.uniform(-1, 1, (8, 4)).astype(np.float32), rng.uniform(-1, 1, (8, 2)).astype(np.float32))
            for _ in range(3)]
