@@ -220,7 +220,7 @@ def check_template(text: str) -> None:
     statement (``assert``, ``raise``: it replaces a call that is a whole statement); the empty
     template, or one of ``{name=LITERAL}`` conditions only, removes the construct
     (kb/analysis/templates.py)."""
-    from kb.analysis.templates import FIELD_RE, STATEMENT_RE
+    from kb.analysis.templates import FIELD_RE, KEYWORDS_RE, SPREAD_RE, STATEMENT_RE
     from kb.analysis.transforms import MISSING, literal
 
     if text == "":
@@ -231,7 +231,7 @@ def check_template(text: str) -> None:
             raise ValueError(f"template condition {match[0]!r} must be {{name=LITERAL}}")
     count = iter(range(len(text)))
     filled = FIELD_RE.sub(lambda m: "" if m[4] is not None else f", a{next(count)}=b" if m[1] else "x",
-                          text).replace("(, ", "(")
+                          SPREAD_RE.sub("x", KEYWORDS_RE.sub(", k=v", text))).replace("(, ", "(")
     if not filled.strip():  # conditions only ({enabled=False}): removes the construct, as ""
         return
     try:

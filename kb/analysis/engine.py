@@ -32,8 +32,8 @@ from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.importfallbacks import RECORD as GUARDED_IMPORT
 from kb.analysis.importfallbacks import TITLE as GUARDED_IMPORT_TITLE
 from kb.analysis.importfallbacks import guarded_imports
-from kb.analysis.imports import ImportTable, is_torch_path
-from kb.analysis.incremental import environment, reanalyze
+from kb.analysis.imports import ImportTable, is_torch_path, mentions_roots
+from kb.analysis.incremental import environment, reanalyze, settle
 from kb.analysis.layersubclass import subclass_edits, super_renames
 from kb.analysis.namelookups import RECORD as NAME_LOOKUP
 from kb.analysis.namelookups import TITLE as NAME_LOOKUP_TITLE
@@ -81,13 +81,17 @@ class Analysis:
                  ref_counts: dict[str, int] | Callable[[], dict[str, int]],
                  imports: ImportTable | None = None, environment: Any = None,
                  has_torch_imports: bool = False, ordered: bool = False,
-                 spans: list[tuple[int, int]] | None = None) -> None:
+                 spans: list[tuple[int, int]] | None = None, lag: list[tuple[int, int]] | None = None) -> None:
         self.document = document
         self.source = document.source  # the text analysed (the document may change later)
         self.tree = document.tree
         self.revision = document.revision
         self.version = document.version  # the LSP version of the analysed text
-        self.uses = uses if ordered else sorted(uses, key=lambda u: (u.start, u.end))
+        uses = uses if ordered else sorted(uses, key=lambda u: (u.start, u.end))
+        # (uses, lag): after a re-analysis, the uses that an edit only moved are the previous analysis's objects
+        # and ``lag[i]`` says by how much (bytes, lines) ``uses[i]`` moved since; ``uses`` moves them on first
+        # read.  One attribute, replaced whole: a reader in another thread sees one state or the other.
+        self._held = (uses, lag)
         self.alias = alias
         self.alias_edit = alias_edit
         self._ref_counts = ref_counts  # a dict, or what computes it on first use
@@ -95,9 +99,23 @@ class Analysis:
         self._environment = environment  # what incremental.reanalyze reuses (built on first need)
         self.has_torch_imports = has_torch_imports
         self.error: str | None = None  # set when analysis failed (an engine bug): no uses then
-        self._starts = [u.start for u in self.uses]  # (public: ``starts``)
+        self._starts = [u.start for u in uses] if lag is None else \
+            [u.range.start.offset + moved[0] for u, moved in zip(uses, lag, strict=True)]  # (public: ``starts``)
         self._widest: int | None = None
         self._spans: list[tuple[int, int]] | None = spans
+
+    @property
+    def uses(self) -> list[Use]:
+        uses, lag = self._held
+        if lag is not None:
+            uses = settle(uses, lag)
+            self._held = (uses, None)
+        return uses
+
+    def held(self) -> tuple[list[Use], list[tuple[int, int]] | None]:
+        """(uses, lag) as kept (see ``__init__``): what a re-analysis and the language server's diagnostics
+        read, without moving every use the last edits moved."""
+        return self._held
 
     @property
     def ref_counts(self) -> dict[str, int]:
@@ -247,7 +265,7 @@ class Engine:
     # -- internals -------------------------------------------------------------------
     def _analyze(self, document: Document) -> Analysis:
         source = document.source
-        if b"torch" not in source:
+        if not mentions_roots(source):
             return Analysis(document, [], "ms", None, {})
         root = document.tree.root_node
         resolver = Resolver(root, source, self.catalog, document.imported_classes)
@@ -452,12 +470,12 @@ class Engine:
     def incremental_analysis(self, document: Document, previous: Analysis, uses: list[Use],
                              spans: list[tuple[int, int]], alias_edit: TextEdit | None,
                              ref_counts: dict[str, int] | Callable[[], dict[str, int]],
-                             environment: Any) -> Analysis:
+                             environment: Any, lag: list[tuple[int, int]] | None = None) -> Analysis:
         """The ``Analysis`` of ``document`` made from ``previous`` after a local edit: ``uses`` (in order,
-        each covering ``spans``), the import edit, reference counts and the environment the next
-        re-analysis starts from; the rest (alias, torch imports) is ``previous``'s."""
+        each covering ``spans``, moved by ``lag``: see ``Analysis``), the import edit, reference counts and
+        the environment the next re-analysis starts from; the rest (alias, torch imports) is ``previous``'s."""
         return self._result(document, uses, previous.alias, alias_edit, ref_counts, None, environment,
-                            previous.has_torch_imports, True, spans)
+                            previous.has_torch_imports, True, spans, lag)
 
     def use_of(self, site: Site, source: bytes, alias: str) -> Use:
         """The use of one resolved site of ``source`` (a site of an edited window)."""
@@ -599,7 +617,9 @@ class Engine:
             if "not an automatic rewrite" in reason:
                 reason = manual_reason(choice, caveats)
             result = ("", [], None, reason)
-        if key is not None:
+        # a plan that writes outside the anchor (a helper's definition) is not cached: where it writes depends on
+        # the rest of the file
+        if key is not None and all(anchor.start_byte <= e.start and e.end <= anchor.end_byte for e in result[1]):
             if len(self._plans) > 50_000:
                 self._plans.clear()
             shift = anchor.start_byte

@@ -152,8 +152,19 @@ def import_statement_of(node: Any) -> Any | None:
     return None
 
 
+# Packages whose names the engine resolves in the knowledge base: torch and the torch-only libraries model code
+# imports beside it (their tensors are torch tensors, so none of them runs on MindSpore as it is).
+ROOTS = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "einops", "timm", "functorch"})
+
+
+def mentions_roots(source: bytes) -> bool:
+    """Whether ``source`` may import one of the ``ROOTS`` (a cheap test before parsing a file)."""
+    return b"torch" in source or b"einops" in source or b"timm" in source  # (torch also finds torchvision ...)
+
+
 def is_torch_path(target: str | None) -> TypeGuard[str]:
-    return target is not None and (target == "torch" or target.startswith("torch."))
+    """A dotted name under one of the ``ROOTS`` (``torch.nn``, ``einops.rearrange``)."""
+    return target is not None and target.partition(".")[0] in ROOTS
 
 
 @dataclass

@@ -17,13 +17,16 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.guesses import tensor_method_sites
+from kb.analysis.imports import is_torch_path, mentions_roots
 from kb.analysis.resolver import Rediscovery, Resolver, count_references
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
+from kb.analysis.uses import Use
 
 _STRUCTURAL = re.compile(rb"\r|\b(?:import|from|def|class|lambda|global|nonlocal|async|ms|ms_|mindspore_ms)\b"
                          rb"|mindspore")
@@ -66,8 +69,7 @@ def environment(resolver: Resolver, skip: set[str]) -> Environment:
     names = sorted(resolver.names, key=len, reverse=True) or ["torch"]
     pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
     refs = sorted(resolver.refs)
-    counted = frozenset(n.bound for _, n in resolver.imports.names if n.target and
-                        (n.target == "torch" or n.target.startswith("torch.")))
+    counted = frozenset(n.bound for _, n in resolver.imports.names if is_torch_path(n.target))
     return Environment(resolver, pattern, skip, refs, [resolver.refs[r].name for r in refs],
                        sorted(resolver.non_refs), counted=counted)
 
@@ -106,30 +108,64 @@ def _statement_end(root: Any, offset: int) -> int:
 
 
 _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+_FIELDS = [f.name for f in fields(Use)]
+_VALUES = attrgetter(*_FIELDS)
+_RANGE, _EDITS, _CALL_SPAN = (_FIELDS.index(name) for name in ("range", "edits", "call_span"))
+
+
+def _copy(use: Use, changes: dict[int, Any]) -> Use:
+    """A copy of ``use`` with the fields at the indexes of ``changes`` replaced.  Built by ``Use``'s own
+    constructor: copying ``__dict__`` would make each copy (and the original) carry a dict object, one
+    more for the garbage collector to track per moved use, for as long as the analysis is kept."""
+    values = list(_VALUES(use))
+    for index, value in changes.items():
+        values[index] = value
+    return Use(*values)
+
+
+STILL = (0, 0)  # the lag of a use at its place (see ``moved``)
+
+
+def settle(uses: list[Use], lag: list[tuple[int, int]]) -> list[Use]:
+    """``uses`` each moved by its lag (bytes, lines): see ``moved``."""
+    return [_settled(use, *moved) if moved[0] or moved[1] else use for use, moved in zip(uses, lag, strict=True)]
+
+
+def _settled(use: Use, delta: int, lines: int) -> Use:
+    """A copy of ``use`` moved ``delta`` bytes and ``lines`` lines, all of it (its line and every fix
+    after the edits that moved it: ``moved`` lags no other use), at the same column."""
+    start, end = use.range
+    changes: dict[int, Any] = {
+        _RANGE: _new(Range, (_new(Position, (start.line + lines, start.character, start.offset + delta)),
+                             _new(Position, (end.line + lines, end.character, end.offset + delta))))}
+    if use.edits:
+        changes[_EDITS] = [TextEdit(e.start + delta, e.end + delta, e.new_text) for e in use.edits]
+    if use.call_span is not None:
+        changes[_CALL_SPAN] = (use.call_span[0] + delta, use.call_span[1] + delta)
+    return _copy(use, changes)
 
 
 def _shift_use(use: Any, at: int, delta: int, source: bytes, edit_line: int, lines: int) -> Any:
     """``use`` moved by ``delta`` bytes and ``lines`` lines (it lies after the edit at ``at``,
     which ended on old line ``edit_line``); the original is untouched."""
-    moved = object.__new__(use.__class__)
-    moved.__dict__.update(use.__dict__)
     start, end = use.range
+    changes: dict[int, Any] = {}
     if start.line != edit_line and end.line != edit_line:  # (tuple.__new__: a third of NamedTuple's cost)
-        moved.range = _new(Range, (_new(Position, (start.line + lines, start.character, start.offset + delta)),
-                                   _new(Position, (end.line + lines, end.character, end.offset + delta))))
+        changes[_RANGE] = _new(Range, (_new(Position, (start.line + lines, start.character, start.offset + delta)),
+                                       _new(Position, (end.line + lines, end.character, end.offset + delta))))
     else:
         def position(p: Position) -> Position:
             offset = p.offset + delta
             line_start = source.rfind(b"\n", 0, offset) + 1
             return Position(p.line + lines, utf16_len(source[line_start:offset]), offset)
 
-        moved.range = Range(position(start), position(end))
+        changes[_RANGE] = Range(position(start), position(end))
     if use.edits:
-        moved.edits = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e
-                       for e in use.edits]
+        changes[_EDITS] = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e
+                           for e in use.edits]
     if use.call_span is not None:
-        moved.call_span = (use.call_span[0] + delta, use.call_span[1] + delta)
-    return moved
+        changes[_CALL_SPAN] = (use.call_span[0] + delta, use.call_span[1] + delta)
+    return _copy(use, changes)
 
 
 def _broken(root: Any, start: int, end: int) -> bool:
@@ -183,10 +219,8 @@ def _same_scope(edited: Any, root: Any, source: bytes, lo: int, hi: int, breaks:
 
 def _shift_edits(use: Any, at: int, delta: int) -> Any:
     """``use`` (before the edit) whose fix reaches past it (a class migration's renames)."""
-    moved = object.__new__(use.__class__)
-    moved.__dict__.update(use.__dict__)
-    moved.edits = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e for e in use.edits]
-    return moved
+    return _copy(use, {_EDITS: [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e
+                                for e in use.edits]})
 
 
 def edit_span(old: bytes, new: bytes) -> tuple[int, int, int]:
@@ -207,6 +241,7 @@ def widen(previous: Any, spans: list[tuple[int, int]], lo: int, hi: int, start: 
           to_old: Callable[..., int]) -> tuple[int, int] | None:
     """The window [lo, hi) widened over every use that crosses it; None when an import, a class
     base or a method definition does (a full analysis is needed)."""
+    uses = previous.held()[0]  # (a use's kind: as it was, however far it moved)
     widened = True
     while widened:
         widened = False
@@ -218,7 +253,7 @@ def widen(previous: Any, spans: list[tuple[int, int]], lo: int, hi: int, start: 
             a, b = spans[index]
             if b < old_lo or a > old_hi:
                 continue
-            if previous.uses[index].kind in ("import", "class_base", "method_def"):
+            if uses[index].kind in ("import", "class_base", "method_def"):
                 return None
             new_a, new_b = (a if a <= start else a + delta), (b if b < start else b + delta)
             if new_a < lo or new_b > hi:
@@ -294,12 +329,15 @@ class Edit:
 
 @dataclass
 class Parts:
-    """The uses of the previous analysis on either side of the re-analysed window, with their spans."""
+    """The uses of the previous analysis on either side of the re-analysed window, with their spans
+    and lags (see ``moved``)."""
 
     before: list[Any]
     before_spans: list[tuple[int, int]]
     after: list[Any]
     after_spans: list[tuple[int, int]]
+    before_lag: list[tuple[int, int]]
+    after_lag: list[tuple[int, int]]
 
 
 def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
@@ -332,13 +370,14 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         alias_edit = TextEdit(alias_edit.start + edit.delta, alias_edit.end + edit.delta, alias_edit.new_text)
     return engine.incremental_analysis(document, previous, parts.before + window_list + parts.after,
                                        parts.before_spans + window_spans + parts.after_spans,
-                                       alias_edit, ref_counts, following)
+                                       alias_edit, ref_counts, following,
+                                       parts.before_lag + [STILL] * len(window_list) + parts.after_lag)
 
 
 def local_edit(previous: Any, document: Document, env: Environment) -> Edit | None:
     """The edit since ``previous``, when it is local (see the module's doc); else None."""
     old, new = previous.source, document.source
-    if b"torch" not in new:
+    if not mentions_roots(new):
         return None
     start, old_end, new_end = edit_span(old, new)
     names = False
@@ -388,12 +427,17 @@ def edited_window(previous: Any, document: Document, edit: Edit,
 def kept_parts(previous: Any, old_lo: int, old_hi: int) -> Parts:
     """The previous uses before and after the window ``old_lo..old_hi`` (old offsets), as they were."""
     spans = previous.spans()
+    uses, lag = previous.held()
+    lag = lag or [STILL] * len(uses)
     cut_lo = bisect_left(previous.starts, old_lo - previous.longest)
     cut_hi = bisect_right(previous.starts, old_hi)
-    kept = zip(previous.uses[cut_lo:cut_hi], spans[cut_lo:cut_hi], strict=False)
-    before = previous.uses[:cut_lo] + [u for u, (a, b) in kept if b < old_lo]
-    before_spans = spans[:cut_lo] + [(a, b) for a, b in spans[cut_lo:cut_hi] if b < old_lo]
-    return Parts(before, before_spans, previous.uses[cut_hi:], spans[cut_hi:])
+    before, before_spans, before_lag = uses[:cut_lo], spans[:cut_lo], lag[:cut_lo]
+    for index in range(cut_lo, cut_hi):
+        if spans[index][1] < old_lo:
+            before.append(uses[index])
+            before_spans.append(spans[index])
+            before_lag.append(lag[index])
+    return Parts(before, before_spans, uses[cut_hi:], spans[cut_hi:], before_lag, lag[cut_hi:])
 
 
 def window_uses(engine: Any, env: Environment, previous: Any, document: Document, lo: int, hi: int,
@@ -413,14 +457,38 @@ def window_uses(engine: Any, env: Environment, previous: Any, document: Document
 
 def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
     """``parts`` in the new text: uses after the edit shifted by its length and line count, fixes
-    of uses before it that reach past it shifted where they do."""
+    of uses before it that reach past it shifted where they do.
+
+    A use on a later line than the edit, whose fixes all lie after it, moves by whole lines and
+    bytes, its columns unchanged: it is kept as it is, with its lag (bytes, lines since it was
+    built) grown by the edit's, and moved when someone reads it (``Analysis.uses``).  A keystroke
+    then builds no copy of the thousand uses below it, and leaves none for the garbage collector.
+    The rest (on the edit's line, or with a fix before the edit) is moved at once."""
     if not (edit.delta or edit.lines):
         return parts
-    delta, edit_line = edit.delta, old.count(b"\n", 0, edit.old_end)
-    after = [_shift_use(u, edit.start, delta, new, edit_line, edit.lines) for u in parts.after]
-    before = [_shift_edits(u, edit.start, delta) if u.edits and u.edits[-1].end > edit.start else u
-              for u in parts.before]
-    return Parts(before, parts.before_spans, after, [(a + delta, b + delta) for a, b in parts.after_spans])
+    delta, lines, at = edit.delta, edit.lines, edit.start
+    edit_line = old.count(b"\n", 0, edit.old_end)
+    after, after_lag = [], []
+    grown: dict[tuple[int, int], tuple[int, int]] = {}  # one lag tuple per distinct lag
+    for use, (by, down) in zip(parts.after, parts.after_lag, strict=True):
+        if use.range.start.line + down != edit_line and all(e.start + by >= at for e in use.edits):
+            after.append(use)
+            key = (by + delta, down + lines)
+            after_lag.append(grown.setdefault(key, key))
+            continue
+        if by or down:
+            use = _settled(use, by, down)
+        after.append(_shift_use(use, at, delta, new, edit_line, lines))
+        after_lag.append(STILL)
+    before, before_lag = [], []
+    for use, lagged in zip(parts.before, parts.before_lag, strict=True):
+        if use.edits and use.edits[-1].end + lagged[0] > at:
+            use = _shift_edits(_settled(use, *lagged) if lagged != STILL else use, at, delta)
+            lagged = STILL
+        before.append(use)
+        before_lag.append(lagged)
+    return Parts(before, parts.before_spans, after, [(a + delta, b + delta) for a, b in parts.after_spans],
+                 before_lag, after_lag)
 
 
 def next_environment(env: Environment, document: Document, edit: Edit, old_lo: int, old_hi: int,

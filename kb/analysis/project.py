@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb.analysis.imports import mentions_roots
 from kb.analysis.settings import EngineSettings
 from kb.analysis.siblingclasses import imported_classes
 from kb.analysis.starimports import explicit_star_imports
@@ -189,7 +190,7 @@ def scan_file(engine: Any, path: str | Path) -> FileReport:
         report.error = error
         return report
     report.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    if b"torch" not in data:
+    if not mentions_roots(data):
         return report
     try:
         analysis = engine.analyze(data)
@@ -336,7 +337,7 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
         pass
     result.original = data
     data = explicit_star_imports(Path(path), data)  # torch names a `from .x import *` brings in
-    if b"torch" not in data:
+    if not mentions_roots(data):
         return result
     try:
         converted = convert_source(engine, data, imported_classes(Path(path), data))

@@ -61,8 +61,9 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
     Within a family, a target naming an API is preferred over a ``no_equivalent``
     entry.  The other family's target is used (``fallback=True``) when the configured
     one has no target for the version, only a derived "no equivalent", or an API that a
-    probe found without a kernel on the configured device (``no_kernel``). When neither
-    family runs on the device, the configured family's target comes back with ``runs=False``.
+    probe found without a kernel on the configured device (``no_kernel``) and no later target of
+    the family runs there. When neither family runs on the device, the configured family's
+    target comes back with ``runs=False``.
     """
     targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
     first: TargetChoice | None = None
@@ -77,6 +78,10 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
                 first = first or TargetChoice(fitting[0], fallback)
                 continue
             if not runs_on(fitting[0], settings.device):
+                # a later target of the family that runs there (``torch.einsum`` on CPU: a matmul composition)
+                runnable = next((t for t in fitting[1:] if t.get("api") and runs_on(t, settings.device)), None)
+                if runnable is not None:
+                    return TargetChoice(runnable, fallback)
                 first = first or TargetChoice(fitting[0], fallback, runs=False)  # try the other family
                 continue
             return TargetChoice(fitting[0], fallback)

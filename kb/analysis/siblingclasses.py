@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb.analysis.imports import is_torch_path
 from kb.analysis.starimports import module_file
 
 MAX_DEPTH = 4  # relative imports followed from one sibling to the next
@@ -67,13 +68,13 @@ class _Module:
         for statement in tree.body:
             if isinstance(statement, ast.Import):
                 for alias in statement.names:
-                    if alias.name == "torch" or alias.name.startswith("torch."):
+                    if is_torch_path(alias.name):
                         if alias.asname:
                             self.torch[alias.asname] = alias.name
                         else:
                             self.torch.setdefault("torch", "torch")
             elif isinstance(statement, ast.ImportFrom) and statement.module is not None and statement.level == 0 \
-                    and (statement.module == "torch" or statement.module.startswith("torch.")):
+                    and is_torch_path(statement.module):
                 for alias in statement.names:
                     if alias.name != "*":
                         self.torch[alias.asname or alias.name] = f"{statement.module}.{alias.name}"

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from kb.analysis.imports import mentions_roots
+
 TORCH_ROOT = "torch"
 
 
@@ -88,7 +90,7 @@ def brought_in(path: Path, node: ast.ImportFrom, depth: int = 1) -> dict[str, st
             data = module.read_bytes()
         except OSError:
             data = None
-    tree = _parse(data) if data is not None and b"torch" in data else None
+    tree = _parse(data) if data is not None and mentions_roots(data) else None
     if tree is None or module is None:
         return {}
     found = _torch_bindings(tree)

@@ -9,7 +9,11 @@ placeholders the call passes is used. Placeholders:
 - ``{name}``: the text of torch argument ``name`` (required);
 - ``{?name}`` / ``{?name:ms_name}``: ``, ms_name=<text>`` when the call passes ``name``, else nothing;
 - ``{name=LITERAL}``: a condition that writes nothing: the template fits only a call passing ``name``
-  with that literal value (``{enabled=False}``: ``torch.autocast(..., enabled=False)`` is a no-op).
+  with that literal value (``{enabled=False}``: ``torch.autocast(..., enabled=False)`` is a no-op);
+- ``{*name}``: the arguments torch's ``*name`` collects, written out as they were passed
+  (``torch.einsum('ij,jk', a, b)``: ``'ij,jk', a, b``);
+- ``{**name}``: ``, key=<text>`` for each keyword the call passes that torch's signature collects in
+  ``**name`` (``einops.rearrange(x, 'b (h d) -> b h d', h=8)``: ``h=8``), in the call's order.
 
 A passed argument the chosen template has no place for blocks the rewrite (nothing is
 dropped silently), unless its parameter map says the torch argument is dropped or it
@@ -29,6 +33,8 @@ from typing import Any
 from kb.analysis.arguments import Blocked, read_arguments
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 
+SPREAD_RE = re.compile(r"(?<!\{)\{\*([A-Za-z_][A-Za-z0-9_]*)\}")
+KEYWORDS_RE = re.compile(r"\{\*\*([A-Za-z_][A-Za-z0-9_]*)\}")
 FIELD_RE = re.compile(r"\{(\?)?([A-Za-z_][A-Za-z0-9_]*)(?::([A-Za-z_][A-Za-z0-9_]*))?(?:=([^{}]+))?\}")
 CONTEXT = ("ms", "self")
 PRIMARY = ("identifier", "attribute", "call", "subscript", "parenthesized_expression", "string", "integer",
@@ -43,6 +49,7 @@ def fields(template: str) -> tuple[set[str], set[str]]:
         if match[2] in CONTEXT:
             continue
         (optional if match[1] else required).add(match[2])
+    required.update(match[1] for match in SPREAD_RE.finditer(template))
     return required, optional
 
 
@@ -77,7 +84,7 @@ def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None
         # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence)
         name = next(p.name for p in signature.parameters if p.kind == "var_positional")
         values = [a.value for a in positional]
-        bound[name] = values[0] if len(values) == 1 else f"({', '.join(values)})"
+        bound[name] = Spread(values[0] if len(values) == 1 else f"({', '.join(values)})", values)
         positional = []
     for index, arg in enumerate(positional):
         if index >= len(order):
@@ -87,6 +94,17 @@ def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None
         if arg.keyword is not None:
             bound[arg.keyword] = arg.value
     return bound
+
+
+class Spread(str):
+    """The arguments a ``*name`` parameter collects: one tuple's text (``{name}``), or written out (``{*name}``)."""
+
+    items: tuple[str, ...]
+
+    def __new__(cls, text: str, items: list[str]) -> Spread:
+        made = super().__new__(cls, text)
+        made.items = tuple(items)
+        return made
 
 
 class Splat(str):
@@ -128,6 +146,7 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
     bound = bind(call, record, target)
     ignorable = _ignorable(record, target, bound)
     defaults = _defaults(record, target)
+    collected = _collected_keywords(record, bound)
     for allowed in (bound, {**defaults, **bound}):  # first what the call passes, then torch defaults too
         for template in templates:
             required, optional = fields(template)
@@ -135,11 +154,22 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
                 continue
             if not _meets(template, allowed):
                 continue
-            if set(bound) - required - optional - ignorable and not removes(template):  # a removal drops all
+            placed = set(collected) if KEYWORDS_RE.search(template) else set()
+            if set(bound) - required - optional - ignorable - placed and not removes(template):  # a removal drops all
                 continue
-            return _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
+            text = _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
+            return KEYWORDS_RE.sub(lambda _: "".join(f", {k}={v}" for k, v in collected.items()), text)
     passed = ", ".join(sorted(bound)) or "no arguments"
     raise Blocked(f"no rewrite template takes this call's arguments ({passed})")
+
+
+def _collected_keywords(record: dict[str, Any], bound: dict[str, str]) -> dict[str, str]:
+    """The passed keywords torch's signature has no parameter for, when it collects them in ``**name``."""
+    signature = parse_signature(record.get("torch_signature"))
+    if signature is None or not signature.has("var_keyword"):
+        return {}
+    named = {p.name for p in signature.parameters}
+    return {k: v for k, v in bound.items() if k not in named}
 
 
 STATEMENT_RE = re.compile(r"(assert|raise|del|pass)\b")
@@ -210,7 +240,11 @@ def _fill(template: str, bound: dict[str, str], alias: str, receiver: str | None
             raise Blocked(f"{name} comes from a factory dict, and the rewrite needs it written out")
         return bound[name]
 
-    return FIELD_RE.sub(field, template).replace("(, ", "(")
+    def spread(match: re.Match) -> str:
+        value = bound[match[1]]
+        return ", ".join(value.items) if isinstance(value, Spread) else value
+
+    return SPREAD_RE.sub(spread, FIELD_RE.sub(field, template)).replace("(, ", "(")
 
 
 def removal(call: Any, source: bytes) -> list[Any]:
