@@ -99,6 +99,12 @@ class Catalog:
             # Canonicalize module paths (torch.nn.modules.linear.Linear -> torch.nn.Linear),
             # but only when the leaf name stays the same: no fuzzy matches here.
             canonical = self._safe(self.kb.resolve, name)
+            if canonical is None and hasattr(self.kb, "resolve_all"):
+                # a leaf shared by several APIs (torch.nn.Linear, torch.nn.quantized.Linear): keep the one
+                # that is a re-export of ``name``, if exactly one is
+                _, others = self._safe(self.kb.resolve_all, name) or (None, [])
+                public = [other for other in others if is_reexport(name, other)]
+                canonical = public[0] if len(public) == 1 else None
             if isinstance(canonical, str) and canonical != name and is_reexport(name, canonical):
                 record = self._safe(self.kb.mapping, canonical)
         if not isinstance(record, dict):

@@ -174,3 +174,15 @@ def test_reexport_rule(name, canonical, expected):
     from kb.analysis.catalog import is_reexport
 
     assert is_reexport(name, canonical) is expected
+
+
+@pytest.mark.parametrize("name, public", [
+    ("torch.nn.modules.linear.Linear", "torch.nn.Linear"),  # torch.nn.quantized.Linear shares the leaf
+    ("torch.nn.modules.conv.Conv2d", "torch.nn.Conv2d"),  # so do torch.ao.nn.qat.Conv2d and others
+    ("torch.nn.modules.LSTM", "torch.nn.LSTM"),
+])
+def test_an_implementation_path_finds_its_public_name_among_namesakes(real_kb, name, public):
+    from kb.analysis.catalog import Catalog
+
+    assert len([n for n in real_kb.torch_names if n.endswith("." + public.rsplit(".", 1)[1])]) > 1
+    assert Catalog(real_kb).lookup(name)["torch"] == public

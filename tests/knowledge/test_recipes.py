@@ -9,7 +9,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_FILES = ("namespaces.yaml", "tooling.yaml", "torchvision.yaml", "torchaudio_text.yaml", "distributed_more.yaml",
-             "third_party.yaml", "recipes.yaml", "implementation_paths.yaml")
+             "third_party.yaml", "recipes.yaml", "implementation_paths.yaml", "internals.yaml")
 
 
 def _census():
