@@ -7,6 +7,7 @@ import pytest
 
 from kb.analysis import Engine, EngineSettings, MemoryKB
 from kb.analysis.convert import convert_source
+from kb.analysis.fixall import parses
 from kb.analysis.text import apply_edits
 from tests.analysis.kbdata import RECORDS, record, target
 
@@ -47,6 +48,20 @@ def test_import_added_once_and_torch_imports_left_while_used(engine):
 def test_syntax_error_input_is_unchanged(engine):
     result = engine.fix_all("import torch.nn as nn\nm = nn.ReLU(\n")
     assert not result.changed and result.error.startswith("syntax error")
+
+
+@pytest.mark.parametrize("src", ["return nn.ReLU()\n", "m = await nn.ReLU()\n", "break\nm = nn.ReLU()\n",
+                                 "def f(a, a):\n    return nn.ReLU()\n"])
+def test_code_that_parses_but_does_not_compile_is_converted(engine, src):
+    """``parses`` asks ``compile`` first; what only ``compile`` refuses still counts as parsing."""
+    result = engine.fix_all("import torch.nn as nn\n" + src)
+    assert result.error is None and any("ReLU" in t for t in result.applied)
+    assert "ms.nn.ReLU()" in result.text and parses(result.source) is None
+
+
+def test_parses_reason_is_ast_parse_s():
+    assert parses(b"m = f(\n") == "syntax error at line 1: '(' was never closed"
+    assert parses(b"return 1\n") is None
 
 
 def test_fix_that_does_not_parse_is_dropped():
