@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any
 
+from kb.analysis import inplace
 from kb.analysis.adapters import insertion
 from kb.analysis.annotations import TITLE as ANNOTATION_TITLE
 from kb.analysis.annotations import annotation_edit
@@ -517,6 +518,25 @@ class Engine:
 
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
+        use = self._planned_use(site, choice, source, alias, renames, direct_bases, ascii)
+        if site.guess and choice is not None and not choice.runs and not use.edits:
+            use.reason = manual_reason(choice, [])  # said even on a guess: it would fail here if it is a tensor
+        if inplace.applies(site, choice):  # an in-place method without a kernel here: its out-of-place form
+            try:
+                use.title, use.edits = inplace.plan(
+                    site, self.catalog.lookup,
+                    lambda other: self._planned_use(other, self.choose(other), source, alias, {}, set(), ascii), alias)
+            except Blocked as blocked:
+                use.reason = f"{manual_reason(choice, [])}; {blocked}"
+            else:
+                use.reason, use.behaviour = "", None
+                use.category = categorize(site.guess, choice, True, None)
+                if use.category == "guess":
+                    use.reason = GUESS_REASON
+        return use
+
+    def _planned_use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
+                     direct_bases: set[int], ascii: bool = False) -> Use:
         # A method called through an object (``model.to(...)``, ``opt.step()``) is underlined from its
         # name: the receiver is not the API (the call's span still covers it, for re-analysis).
         node = site.member if site.member is not None and site.call is not None else site.node

@@ -203,9 +203,12 @@ def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
 
 
 def _unsure(analysis: Any, sure: set) -> dict:
-    """Guessed tensor methods that need a rewrite on receivers not known to be tensors."""
-    return {(u.torch_name, u.start): Leftover(u.torch_name, u.start, "guess", f"if this is a tensor: {u.title}")
-            for u in analysis.uses if u.guess and u.edits and u.call_span not in sure}
+    """Guessed tensor methods that need a rewrite on receivers not known to be tensors, or that have no kernel on
+    the configured device (said with the reason)."""
+    return {(u.torch_name, u.start): Leftover(u.torch_name, u.start, "guess",
+                                              f"if this is a tensor: {u.title or u.reason}")
+            for u in analysis.uses if u.guess and u.call_span not in sure
+            and (u.edits or (u.choice is not None and not u.choice.runs))}
 
 
 def _shifted(pending: dict, shift: Callable[[int], int], edits: list[TextEdit] | None = None) -> dict:

@@ -66,7 +66,9 @@ def tensor_method_sites(
             if function is not None and function.type == "identifier" and function.text == b"super":
                 continue
         base = _root(receiver)
-        if base is not None and base.type == "identifier" and base.text.decode("utf-8", "replace") in skip_names:
+        data = receiver.type == "attribute" and receiver.child_by_field_name("attribute").text == b"data"
+        if base is not None and base.type == "identifier" and base.text.decode("utf-8", "replace") in skip_names \
+                and not data:  # ``self.w.data.zero_()``: a tensor's data, whatever ``self`` is
             continue
         record = catalog.lookup(torch_name)
         if record is not None:

@@ -1,0 +1,161 @@
+"""In-place tensor methods without a kernel on the configured device: ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.
+
+MindSpore 2.10's in-place tensor methods (``fill_``, ``zero_``, ``clamp_``, ``masked_fill_``, ``sigmoid_``, ...)
+are kernels the CPU build lacks (probes: data/probes/defs/kernels_methods.yaml); their out-of-place forms run
+there.  The out-of-place form is written only where it means what torch's in-place call means:
+
+- a whole statement whose receiver is a name the function assigns, or an argument it returns:
+  ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.  Rebinding keeps gradients right (``Tensor.assign_value`` would
+  cut them); another reference to the same tensor would not see the change, as with any rebinding;
+- a value whose receiver is a tensor made right there (a creation call such as ``torch.zeros(3)``, or
+  ``.clone()``): nothing else can see it (``torch.zeros(3).fill_(2.0)`` -> ``ops.full_like(ops.zeros(3), 2.0)``).
+
+- a whole statement whose receiver is an attribute (``self.scale.fill_(0.5)``, ``m.bias.data.zero_()``), a loop
+  variable (``for p in model.parameters(): p.clamp_(-c, c)``) or an argument not returned: the tensor held
+  there is given the new value, ``m.bias.assign_value(ms.ops.zeros_like(m.bias))`` (weight set-up and clipping,
+  outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it would
+  leave the parameter as it was.
+
+Anywhere else (``y = x.clamp_(0)``, a view such as ``x[0].fill_(1)``) torch changes a tensor other code can see,
+so the use is left for a human with the reason.  The out-of-place call is planned as
+the engine plans ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and
+become ``ops.full_like`` / ``ops.zeros_like``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from kb.analysis.arguments import Blocked, read_arguments
+from kb.analysis.resolver import Site
+from kb.analysis.text import TextEdit, apply_edits
+
+# calls whose result is a tensor nobody else holds (the receiver of a value-position in-place call)
+FRESH = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
+    "tensor", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "clone", "copy",
+})
+# in-place methods torch has no out-of-place method for: receiver text, arguments -> expression
+# (what goes before the receiver, what replaces ``.name(args)`` after it)
+NO_METHOD: dict[str, Callable[[str, list[str]], tuple[str, str]]] = {
+    "fill_": lambda ms, args: (f"{ms}.ops.full_like(", f", {args[0]})"),
+    "zero_": lambda ms, args: (f"{ms}.ops.zeros_like(", ")"),
+}
+NO_METHOD_ARITY = {"fill_": 1, "zero_": 0}
+
+
+def applies(site: Site, choice: Any) -> bool:
+    """An in-place tensor method call whose chosen target has no kernel on the configured device."""
+    return (choice is not None and not choice.runs and site.kind == "call" and site.member is not None
+            and site.call is not None and site.torch_name.startswith("torch.Tensor.")
+            and site.torch_name.endswith("_") and not site.torch_name.endswith("__"))
+
+
+def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site], Any],
+         alias: str) -> tuple[str, list[TextEdit]]:
+    """(title, edits) of the out-of-place rewrite; raises ``Blocked`` with the reason where it would not
+    mean what torch's call means.  ``out_of_place(site)`` plans a site as the engine does (a ``Use``)."""
+    call, member = site.call, site.member
+    receiver = member.parent.child_by_field_name("object") if member.parent is not None else None
+    if receiver is None:
+        raise Blocked("the in-place call's receiver cannot be read")
+    statement = call.parent
+    whole = statement is not None and statement.type == "expression_statement" \
+        and len(statement.named_children) == 1
+    name = member.text.decode()
+    held = whole and _attribute_chain(receiver)  # x, self.scale, m.bias.data: the tensor held there gets the value
+    if whole and not held:
+        raise Blocked(f"{name} changes a tensor other code can see (a view or an expression): rebind it yourself")
+    if not whole and not _fresh(receiver):
+        raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
+                      "and the use")
+    written = receiver.text.decode("utf-8", "surrogateescape")  # as the call has it
+    data = receiver.child_by_field_name("attribute") if receiver.type == "attribute" else None
+    if data is not None and data.text == b"data":  # m.bias.data: the parameter itself
+        receiver = receiver.child_by_field_name("object")
+    receiver_text = receiver.text.decode("utf-8", "surrogateescape")
+    if name in NO_METHOD:
+        args, _ = read_arguments(call)
+        if len(args) != NO_METHOD_ARITY[name] or any(a.star for a in args):
+            raise Blocked(f"{name} takes {NO_METHOD_ARITY[name]} argument(s)")
+        before, after = NO_METHOD[name](alias, [a.value for a in args])
+        text = before + receiver_text + after
+    else:
+        record = lookup(site.torch_name[:-1])
+        if record is None:
+            raise Blocked(f"{site.torch_name[:-1]} is not in the knowledge base")
+        use = out_of_place(dataclasses.replace(site, torch_name=site.torch_name[:-1], record=record, guess=False))
+        if use.reason or not (use.edits or use.unchanged):
+            raise Blocked(use.reason or "the out-of-place form has no rewrite")
+        if any(e.start < call.start_byte or e.end > call.end_byte for e in use.edits):
+            raise Blocked("the out-of-place rewrite writes outside the call")
+        edits = list(use.edits)
+        if not any(e.start <= member.start_byte and member.end_byte <= e.end for e in edits):
+            edits.append(TextEdit(member.end_byte - 1, member.end_byte, ""))  # clamp_ -> clamp
+        text = apply_edits(call.text, [TextEdit(e.start - call.start_byte, e.end - call.start_byte, e.new_text)
+                                       for e in edits]).decode("utf-8", "surrogateescape")
+        text = text.replace(written, receiver_text, 1) if written != receiver_text else text
+    if whole and receiver.type == "identifier" and _local(receiver):
+        text = f"{receiver_text} = {text}"
+    elif whole:
+        text = f"{receiver_text}.assign_value({text})"
+    return f"Rewrite as {text}", [TextEdit(call.start_byte, call.end_byte, text)]
+
+
+def _local(name: Any) -> bool:
+    """A name the enclosing function binds by assignment (``y = self.norm(x)``), or an argument it returns; not a
+    loop variable (``for p in model.parameters()``), not global: rebinding it changes what torch's call changed."""
+    function = name.parent
+    while function is not None and function.type not in ("function_definition", "lambda", "module"):
+        function = function.parent
+    if function is None or function.type != "function_definition":
+        return False
+    text = name.text
+    parameters = function.child_by_field_name("parameters")
+    if parameters is not None and any(n.type == "identifier" and n.text == text for n in _walk(parameters)):
+        # an argument: rebound only where the function hands its value on (``x.sigmoid_(); return x + y``)
+        return any(n.type == "return_statement" and any(c.type == "identifier" and c.text == text for c in _walk(n))
+                   for n in _walk(function.child_by_field_name("body")))
+    assigned = False
+    for node in _walk(function.child_by_field_name("body")):
+        if node.type in ("for_statement", "for_in_clause"):
+            bound = node.child_by_field_name("left")
+        elif node.type in ("global_statement", "nonlocal_statement", "with_item"):
+            bound = node
+        elif node.type == "assignment":
+            left = node.child_by_field_name("left")
+            assigned = assigned or (left is not None and left.type == "identifier" and left.text == text)
+            continue
+        else:
+            continue
+        if any(n.type == "identifier" and n.text == text for n in _walk(bound)):
+            return False
+    return assigned
+
+
+def _walk(node: Any) -> Any:
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.named_children)
+
+
+def _attribute_chain(node: Any) -> bool:
+    """``a.b.c``: names and attributes only (no call, no subscript: those may be views or new tensors)."""
+    while node.type == "attribute":
+        node = node.child_by_field_name("object")
+    return node.type == "identifier"
+
+
+def _fresh(receiver: Any) -> bool:
+    if receiver.type != "call":
+        return False
+    function = receiver.child_by_field_name("function")
+    if function is None:
+        return False
+    leaf = function.child_by_field_name("attribute") if function.type == "attribute" else function
+    return leaf is not None and leaf.text.decode("utf-8", "replace") in FRESH

@@ -1,0 +1,94 @@
+"""In-place tensor methods without a CPU kernel in MindSpore 2.10 (fill_, zero_, clamp_, masked_fill_, sigmoid_ ...,
+probed in data/probes/defs/kernels_methods.yaml) become their out-of-place form where that means what torch's call
+means (kb/analysis/inplace.py).  Converted with ``--device CPU`` in both families and run next to torch
+(kb.probes.calls); the form chosen for each kind of receiver is checked on the text."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kb.analysis.convert import convert_source
+from kb.probes.calls import Case, convert_cases, execute
+
+FORWARD = '''import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+        self.scale.data.zero_()
+        self.offset = nn.Parameter(torch.zeros(3).fill_(0.25))
+
+    def forward(self, x):
+        y = x * 2
+        y.clamp_(-0.5, 0.5)
+        z = y.clone().masked_fill_(y > 0.2, 0.0)
+        x.sigmoid_()
+        return y + z + x + self.scale + self.offset
+
+
+def make():
+    return Net()
+'''
+
+CASES = [
+    ("forward", FORWARD, {"x": [2, 3]}, True),
+    ("fresh-fill", "import torch\n\n\ndef run(x: torch.Tensor):\n    return x + torch.zeros(3).fill_(2.0)\n",
+     {"x": [2, 3]}, False),
+    ("local-tanh", "import torch\n\n\ndef run(x: torch.Tensor):\n    y = x - 1\n    y.tanh_()\n    return y\n",
+     {"x": [2, 3]}, False),
+]
+
+
+@pytest.fixture(scope="module")
+def executed(real_kb, tmp_path_factory):
+    cases = {}
+    for family in ("classic", "mint"):
+        batch = [Case(id=f"{family}/{cid}", source=source, inputs=inputs, layer=layer)
+                 for cid, source, inputs, layer in CASES]
+        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
+        cases.update({c.id: c for c in batch})
+    execute(list(cases.values()))
+    return cases
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+@pytest.mark.parametrize("cid", [c[0] for c in CASES])
+def test_converts_and_matches_torch(executed, family, cid):
+    case = executed[f"{family}/{cid}"]
+    assert case.automatic, f"{cid} left for a human: {case.why_left()}"
+    assert case.result == "pass", f"{cid} -> {case.converted!r}: {case.result}: {case.detail}"
+    assert not re.search(r"\.[a-z]\w*[a-z0-9]_\(", case.converted)  # no in-place method call is left
+
+
+def test_each_receiver_gets_the_form_that_keeps_torchs_meaning(classic):
+    out = convert_source(classic, FORWARD).text
+    assert "y = y.clamp(-0.5, 0.5)" in out  # a local: rebound (gradients flow)
+    assert "x = x.sigmoid()" in out  # an argument the function hands on
+    assert "z = y.copy().masked_fill(y > 0.2, 0.0)" in out  # a fresh copy: the value alone
+    assert "self.scale.assign_value(ms.ops.zeros_like(self.scale))" in out  # held by the cell: written back
+    assert "ms.Parameter(ms.ops.full_like(ms.ops.zeros(3), 0.25))" in out
+
+
+def test_a_loop_variable_is_written_back_and_data_goes(classic):
+    source = ("import torch\n\n\ndef clip(params: list[torch.Tensor]):\n    for p in params:\n"
+              "        p.data.clamp_(-0.05, 0.05)\n")
+    out = convert_source(classic, source).text
+    assert "p.assign_value(p.clamp(-0.05, 0.05))" in out  # MindSpore's .data is a copy: writing it does nothing
+
+
+def test_an_in_place_call_whose_value_is_used_on_a_shared_tensor_is_left_with_the_reason(classic):
+    source = "import torch\n\n\ndef run(x: torch.Tensor):\n    y = x.clamp_(0, 1)\n    return y\n"
+    out = convert_source(classic, source).text
+    assert "y = x.clamp_(0, 1)  # msmap:" in out and "split it into a rebinding and the use" in out
+
+
+def test_where_the_in_place_kernel_exists_nothing_changes(real_kb):
+    from kb.analysis import Engine, EngineSettings
+
+    ascend = Engine(real_kb, EngineSettings(device="Ascend"))
+    out = convert_source(ascend, "import torch\n\n\ndef run(x: torch.Tensor):\n    x.clamp_(0, 1)\n    return x\n")
+    assert "x.clamp_(0, 1)\n" in out.text
