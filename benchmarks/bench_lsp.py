@@ -377,8 +377,9 @@ def main() -> int:
     for package in ("kb", "lsp"):
         compileall.compile_dir(str(ROOT / package), quiet=1)
     text = make_source(args.lines)
+    load = os.getloadavg()[0]
     print(f"file: {text.count(chr(10))} lines, {len(text) // 1024} KiB; python {sys.version.split()[0]}; "
-          f"median of {args.runs} runs")
+          f"median of {args.runs} runs; load average {load:.2f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         uri = (ROOT / "bench_cold.py").as_uri()
@@ -423,7 +424,9 @@ def main() -> int:
     report(rows)
     last = runs[-1]
     print(f"(per run: hovers: {len(last['hover_server'])}, "
-          + ", ".join(f"{kind} edits: {len(last[kind])}" for kind in dict.fromkeys(KINDS)) + ")")
+          + ", ".join(f"{kind} edits: {len(last[kind])}" for kind in dict.fromkeys(KINDS))
+          + f"; load average {os.getloadavg()[0]:.2f} at the end: wall times on a shared machine stretch with it, "
+            "CPU times much less)")
     return 0
 
 

@@ -81,6 +81,19 @@ def device_problem(use: Any, device: str) -> str | None:
     return None
 
 
+def nothing_to_do(use: Any) -> bool:
+    """A guessed tensor method that converts to itself: its only target is the same-named
+    ``mindspore.Tensor`` method, consistent, with no caveat, and the call stays as written
+    (``x.item()``).  Whether or not the receiver is a tensor, the user has nothing to change, so
+    no diagnostic is published for it (docs/lsp.md, "Diagnostics"); its hover card still shows."""
+    if not (use.guess and use.unchanged and not use.edits and not use.caveats and use.behaviour is None):
+        return False
+    choice = use.choice
+    if choice is None or choice.fallback or choice.relation != "consistent" or not choice.api:
+        return False
+    return choice.api.rsplit(".", 1)[-1] == use.torch_name.rsplit(".", 1)[-1]
+
+
 def parts(use: Any, settings: ServerSettings) -> list[dict[str, Any]]:
     """The diagnostics of one use, without their range (none, one, or two with a device note)."""
     if use.kind == "import":
@@ -89,7 +102,7 @@ def parts(use: Any, settings: ServerSettings) -> list[dict[str, Any]]:
     href = {"href": settings.docs_url(use.torch_name)}
     out = []
     level = getattr(settings.severity, key)
-    if level != "off":
+    if level != "off" and not nothing_to_do(use):
         out.append({"severity": LEVELS[level], "code": caveat or use.relation or "no_equivalent", "source": SOURCE,
                     "message": message(use), "codeDescription": href})
     problem = device_problem(use, settings.device) if use.api else None
@@ -104,59 +117,115 @@ def verdict(use: Any) -> tuple:
     settings) the torch name, target API and relation fix the target, hence its caveats and probes."""
     choice = use.choice
     target = choice.target if choice is not None else None
-    return (use.torch_name, use.kind, use.category, use.reason, use.behaviour, use.guess,
-            target.get("api") if target else None, target.get("relation") if target else None,
+    return (use.torch_name, use.kind, use.category, use.reason, use.behaviour, use.guess, use.unchanged,
+            bool(use.edits), target.get("api") if target else None, target.get("relation") if target else None,
             choice.fallback if choice is not None else False)
+
+
+class Published:
+    """What a publication of a document keeps for the next: per use (by ``id``: ``uses`` keeps the ids
+    valid), its diagnostics (see ``DiagnosticCache._build``), the line it was on and its ``verdict``."""
+
+    def __init__(self, uses: list[Any]) -> None:
+        self.uses = uses
+        self.found: dict[int, Any] = {}
+        self.line: dict[int, int] = {}
+        self.verdict: dict[int, tuple] = {}
+
+    def by_place(self) -> dict[tuple, Any]:
+        """The diagnostics by (verdict, line, column, end line, end column)."""
+        places: dict[tuple, Any] = {}
+        for key, found in self.found.items():
+            first = found if type(found) is dict else found[0] if found else None
+            if first is not None:
+                span = first["range"]
+                places[(self.verdict[key], span["start"]["line"], span["start"]["character"],
+                        span["end"]["line"], span["end"]["character"])] = found
+        return places
 
 
 class DiagnosticCache:
     """The diagnostics of a document's uses, in the form they travel in (LSP JSON).  The range-free part
-    of each is kept per verdict, and each use's diagnostics per (verdict, range) for the document's next
-    publication: after a keystroke, every use off the edited line is the same use at the same place, and
-    a use moved by a new line only needs its range written again.  No lsprotocol object is built for a
-    publication (thousands per keystroke); ``lsp.protocol.converter`` sends these dicts as they are."""
+    of each is kept per verdict, and each use's diagnostics for the document's next publication, by the
+    use itself: after a re-analysis, a use that an edit did not touch is the same object (``Analysis``
+    keeps the uses an edit only moved, with their lag), so after a keystroke its diagnostic is reused
+    when it is on the same line, and a use moved by a new line only needs its range written again.  No
+    lsprotocol object is built for a publication (thousands per keystroke); ``lsp.protocol.converter``
+    sends these dicts as they are, and nothing per use is kept besides them (the garbage collector
+    tracks every container that survives a publication)."""
 
     LIMIT = 50_000
+    MANY = 64  # a publication with more new uses than this (or than half) looks for their diagnostics by place too
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self._parts: dict[tuple, list[dict[str, Any]]] = {}
-        self._last: dict[str, dict[tuple, list[dict[str, Any]]]] = {}  # uri -> its last publication, by use key
+        self._last: dict[str, Published] = {}  # uri -> its last publication
 
-    def payload(self, uses: Iterable[Any], uri: str | None = None) -> list[dict[str, Any]]:
-        """The diagnostics of ``uses`` as LSP JSON objects (kept for the next publication of ``uri``)."""
-        previous = self._last.get(uri, {}) if uri is not None else {}
-        current: dict[tuple, list[dict[str, Any]]] = {}
+    def payload(self, uses: list[Any], uri: str | None = None,
+                lag: list[tuple[int, int]] | None = None) -> list[dict[str, Any]]:
+        """The diagnostics of ``uses`` (each ``lag[i][1]`` lines below its range, if given: see
+        ``Analysis.held``) as LSP JSON objects, kept for the next publication of ``uri``."""
+        before = self._last.get(uri) if uri is not None else None
+        now = Published(uses)
+        found_before = before.found if before is not None else {}
         out: list[dict[str, Any]] = []
-        for use in uses:
-            s, e = use.range.start, use.range.end
-            key = (verdict(use), s.line, s.character, e.line, e.character)
-            found = previous.get(key)
+        new: list[tuple[int, int, Any]] = []  # (index in out, line, use) of the uses not kept from before
+        for index, use in enumerate(uses):
+            line = use.range.start.line + lag[index][1] if lag is not None else use.range.start.line
+            key = id(use)
+            found: Any = found_before.get(key)
+            if found is None or before is None or before.line[key] != line:
+                new.append((len(out), line, use))
+                found = ()
+            else:
+                now.verdict[key] = before.verdict[key]
+            now.found[key] = found
+            now.line[key] = line
+            out.append(found)
+        # Uses built again (a full analysis after a structural edit) find their diagnostics by verdict and place.
+        by_place = before.by_place() if before is not None and len(new) > min(self.MANY, len(uses) // 2) else {}
+        for index, line, use in new:
+            start, end = use.range
+            place = (verdict(use), line, start.character, end.line + line - start.line, end.character)
+            found = by_place.get(place)
             if found is None:
-                found = self._build(use, key)
-            current[key] = found
-            out.extend(found)
+                found = self._build(use, *place)
+            key = id(use)
+            now.found[key] = out[index] = found
+            now.verdict[key] = place[0]
         if uri is not None:
-            self._last[uri] = current
-        return out
+            self._last[uri] = now
+        flat: list[dict[str, Any]] = []
+        for found in out:
+            if type(found) is dict:
+                flat.append(found)
+            else:
+                flat.extend(found)
+        return flat
 
     def diagnostics(self, uses: Iterable[Any], uri: str | None = None) -> list[types.Diagnostic]:
         """The same as lsprotocol objects (tests, and anything that reads them)."""
         from lsp.protocol import converter
 
         structure = converter().structure
-        return [structure(d, types.Diagnostic) for d in self.payload(uses, uri)]
+        return [structure(d, types.Diagnostic) for d in self.payload(list(uses), uri)]
 
-    def _build(self, use: Any, key: tuple) -> list[dict[str, Any]]:
-        found = self._parts.get(key[0])
+    def _build(self, use: Any, key: tuple, line: int, character: int, end_line: int,
+               end_character: int) -> dict[str, Any] | tuple[dict[str, Any], ...]:
+        """A use's diagnostics: the one diagnostic itself (most uses), else a tuple of them (a shared empty
+        one for none): no list object per use is kept between publications."""
+        found = self._parts.get(key)
         if found is None:
             if len(self._parts) > self.LIMIT:
                 self._parts.clear()
-            found = self._parts[key[0]] = parts(use, self.settings)
+            found = self._parts[key] = parts(use, self.settings)
         if not found:
-            return []
-        span = {"start": {"line": key[1], "character": key[2]}, "end": {"line": key[3], "character": key[4]}}
-        return [{"range": span, **p} for p in found]
+            return ()
+        span = {"start": {"line": line, "character": character}, "end": {"line": end_line, "character": end_character}}
+        if len(found) == 1:
+            return {"range": span, **found[0]}
+        return tuple({"range": span, **p} for p in found)
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for ``uri`` (it was closed)."""

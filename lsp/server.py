@@ -106,7 +106,8 @@ class MsmapServer(LanguageServer):
         if engine is None:
             return None, []
         analysis = engine.analyze(doc)
-        return analysis, self.cache.payload(analysis.uses, doc.uri)
+        uses, lag = analysis.held()  # (uses an edit only moved are not copied: see ``Analysis``)
+        return analysis, self.cache.payload(uses, doc.uri, lag)
 
     def fix_all_edit(self, doc: Any) -> tuple[types.WorkspaceEdit | None, int] | None:
         """The file's fix-all edit and its number of fixes; runs in the worker."""

@@ -230,3 +230,49 @@ async def test_cache_reuses_diagnostics_only_where_nothing_changed(fixed_env):
     assert published[1] != published[0] and published[5] != published[4]
     cache.forget(uri)
     assert cache.diagnostics(uses, uri) == DiagnosticCache(settings).diagnostics(uses, uri)
+
+
+async def test_cache_follows_lagged_uses(fixed_env):
+    """The server publishes from ``Analysis.held`` (uses an edit only moved are the previous objects, with
+    their lag): after any run of edits, read or not, the publication is the one a fresh cache builds from
+    a full analysis of the same text."""
+    from pathlib import Path
+
+    from kb.analysis import Catalog, Document, Engine
+    from kb.query import KB
+    from lsp.diagnostics import DiagnosticCache
+    from lsp.settings import ServerSettings
+
+    kb = KB.open(db=Path(fixed_env["MSMAP_DB"]), data=Path(fixed_env["MSMAP_DATA"]))
+    engine, settings, uri = Engine(Catalog(kb)), ServerSettings(), "file:///lagged.py"
+    doc, cache = Document(SOURCE, uri=uri, version=1), DiagnosticCache(settings)
+    edits = [((9, 28), (9, 28), " "),  # typing: every use below moves a byte
+             ((7, 0), (7, 0), "        # note\n"),  # a new line: every use below moves a line
+             ((14, 31), (14, 31), " "),
+             ((3, 0), (3, 0), "\n"),
+             ((17, 0), (17, 0), "        y = torch.flatten(x)\n")]
+    first, lag = engine.analyze(doc).held()
+    cache.payload(first, uri, lag)
+    lagged = False
+    for version, (start, end, text) in enumerate(edits, start=2):
+        doc.apply_change(start, end, text, version)
+        uses, lag = engine.analyze(doc).held()
+        lagged = lagged or any(step != (0, 0) for step in lag or [])
+        full = Engine(Catalog(kb)).analyze(Document(doc.text)).uses
+        assert cache.payload(uses, uri, lag) == DiagnosticCache(settings).payload(full), version
+    assert lagged  # the edits were re-analysed incrementally, with uses kept
+
+
+async def test_guesses_with_nothing_to_do_are_not_published(real_env):
+    """A guessed tensor method that converts to itself (the same-named ``mindspore.Tensor`` method,
+    consistent, no caveat, the call as written) gets no diagnostic; a guess with something to act on
+    (here another name) still does."""
+    text = ("import torch\n\ndef f(x, y):\n    a = x.item()\n    b = x.masked_fill(y, 0.0)\n"
+            "    c = x.size(0)\n    return a, b, c\n")
+    diagnostics = await published(real_env, {}, text)
+    messages = [(d.range.start.line, d.message) for d in diagnostics]
+    assert not any("Tensor.item" in m for _, m in messages), messages
+    assert not any("masked_fill" in m for _, m in messages), messages
+    size = [d for d in diagnostics if d.range.start.line == 5]
+    assert [(d.severity, d.message) for d in size] == [
+        (H, "possibly torch.Tensor.size → mindspore.Tensor.shape (receiver type unknown)")]
