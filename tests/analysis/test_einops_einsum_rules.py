@@ -3,6 +3,8 @@ isolated subprocesses (kb.probes.calls).  einops has no MindSpore backend and Mi
 kernel for einsum, so both become helpers written into the converted file (``MsEinops``, ``ms_einsum``)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kb.analysis import Engine, EngineSettings
@@ -38,6 +40,12 @@ CASES = [
     ("layer-rearrange", layer(LAYERS, "Rearrange('b c (h p) (w q) -> b (h w) (p q c)', p=2, q=2)"),
      {"x": [2, 3, 4, 4]}, True, "MsEinops('b c (h p) (w q) -> b (h w) (p q c)', p=2, q=2)"),
     ("layer-reduce", layer(LAYERS, "Reduce('b n d -> b d', 'mean')"), {"x": [2, 5, 3]}, True, None),
+    ("pack-unpack", "from einops import pack, unpack\n\n\ndef run(a, b):\n    packed, shapes = pack([a, b], 'b * d')\n"
+     "    first, second = unpack(packed * 2, shapes, 'b * d')\n    return packed, second\n",
+     {"a": [2, 5], "b": [2, 3, 4, 5]}, False, "MsEinops.pack([a, b], 'b * d')"),
+    ("einops-einsum-words", function("from einops import einsum\n",
+                                     "einsum(q, k, 'batch head i d, batch head j d -> batch head i j')", "q, k"),
+     {"q": [2, 3, 4, 5], "k": [2, 3, 6, 5]}, False, "ms_einsum(q, k, 'batch head i d, batch head j d -> batch head i j')"),
     ("einsum-attention", function(TORCH, "torch.einsum('b h i d, b h j d -> b h i j', q, k)", "q, k"),
      {"q": [2, 3, 4, 5], "k": [2, 3, 6, 5]}, False, "ms_einsum('b h i d, b h j d -> b h i j', q, k)"),
     ("einsum-ellipsis-implicit", function(TORCH, "torch.einsum('...ij,...jk', a, b)", "a, b"),
@@ -65,7 +73,7 @@ def test_converts_and_matches_torch(executed, family, cid, source, inputs, is_la
     case = executed[f"{family}/{cid}"]
     assert case.automatic, f"{cid} left for a human: {case.why_left()}"
     assert case.result == "pass", f"{cid} -> {case.converted!r}: {case.result}: {case.detail}"
-    assert "einops" not in case.converted.split("class MsEinops")[0]  # the import went with the last use
+    assert not re.search(r"^(from|import) einops", case.converted, re.M)  # the import went with the last use
     if text and family == "classic":
         assert text in case.converted
 
@@ -84,3 +92,10 @@ def test_a_helper_is_written_into_every_file_that_needs_it(classic):
     second = convert_source(classic, "# another file\n\n" + call).text
     for text in (first, second):
         assert "return MsEinops.apply(x, 'b n d -> b d n')" in text and "class MsEinops(ms.nn.Cell):" in text
+
+
+def test_torch_and_einops_einsum_write_the_same_helper(real_kb):
+    """The helper is in two data files (torch.einsum's and einops.einsum's records): they must not drift apart."""
+    helpers = {t["helper"] for name in ("torch.einsum", "einops.einsum") for t in real_kb.mapping(name)["targets"]
+               if t.get("helper")}
+    assert len(helpers) == 1 and next(iter(helpers)).startswith("def ms_einsum(*args):")
