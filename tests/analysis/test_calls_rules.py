@@ -99,6 +99,10 @@ CALLS = [
     ("f-batch-norm-weight", "F.batch_norm(x, rm, rv, w, None, False, 0.2, 1e-3)",
      {"x": [3, 2, 5], "rm": [2], "rv": {"shape": [2], "range": [0.5, 1.5]}, "w": [2]}, False, "values",
      "batch_norm_eval"),
+    # torch.finfo / iinfo of a dtype: NumPy's finfo / iinfo of the same type (helpers written into the file)
+    ("finfo-eps", "x * 0 + torch.finfo(x.dtype).eps", {"x": [2, 3]}, False, "values", "ms_finfo(x.dtype).eps"),
+    ("finfo-default-max", "x.clamp(max=torch.finfo().max)", {"x": [2, 3]}, False, "values", "ms_finfo()"),
+    ("iinfo-max", "x * 0 + torch.iinfo(torch.int16).max", {"x": [2, 3]}, False, "values", "ms_iinfo("),
     # an int margin is written as a float (ops.margin_ranking_loss refuses ints)
     ("margin-ranking-int", "F.margin_ranking_loss(a, b, y, 1, reduction='sum')",
      {"a": [5], "b": [5], "y": {"shape": [5], "range": [-1, 1]}}, False, "values", "1.0"),
