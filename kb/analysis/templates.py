@@ -68,7 +68,8 @@ def _meets(template: str, bound: dict[str, str]) -> bool:
                for name, value in conditions(template).items())
 
 
-def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None) -> dict[str, str]:
+def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None,
+         keyword_splats: bool = False) -> dict[str, str]:
     """torch parameter name -> argument text, positional arguments placed by torch's signature
     (without a recorded signature, a private API such as ``torch._assert``: by the order of the
     target's parameter map)."""
@@ -78,7 +79,7 @@ def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None
         [r["torch"] for r in (target or {}).get("params") or [] if isinstance(r, dict) and r.get("torch")]
     bound: dict[str, str] = {}
     if any(a.star for a in args):
-        args = _factory_splats(call, args, bound)
+        args = _factory_splats(call, args, bound, keyword_splats)
     positional = [a for a in args if a.keyword is None]
     if signature is not None and signature.has("var_positional") and not order and positional:
         # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence)
@@ -112,9 +113,10 @@ class Splat(str):
     ``dtype`` (factorykwargs.py). A template's ``{?dtype}`` writes it as it is."""
 
 
-def _factory_splats(call: Any, args: list, bound: dict[str, str]) -> list:
+def _factory_splats(call: Any, args: list, bound: dict[str, str], keyword_splats: bool = False) -> list:
     """``args`` without the ``**dd`` of factory dicts; one that may carry a dtype is bound to ``dtype``.
-    Any other unpacking blocks the rewrite (its arguments cannot be placed)."""
+    With ``keyword_splats`` (a template with ``{**name}``), another ``**d`` is bound under its own text and
+    written out there.  Any other unpacking blocks the rewrite (its arguments cannot be placed)."""
     from kb.analysis.factorykwargs import splat_factory
 
     node = call.child_by_field_name("arguments")
@@ -122,6 +124,9 @@ def _factory_splats(call: Any, args: list, bound: dict[str, str]) -> list:
     kept = []
     for arg in args:
         found = splat_factory(splats[arg.start], call_source(call)) if arg.start in splats else None
+        if found is None and arg.star == "**" and keyword_splats:
+            bound[arg.value] = arg.value  # (the key starts with "**": no torch parameter has that name)
+            continue
         if found is None and arg.star:
             raise Blocked("the call unpacks *args or **kwargs, so its arguments cannot be placed")
         if found is None:
@@ -143,7 +148,7 @@ def call_source(node: Any) -> bytes:
 def render(templates: list[str], call: Any, record: dict[str, Any], target: dict[str, Any], alias: str,
            receiver: str | None) -> str:
     """The text replacing ``call``; raises ``Blocked`` when no template fits the call's arguments."""
-    bound = bind(call, record, target)
+    bound = bind(call, record, target, keyword_splats=any(KEYWORDS_RE.search(t) for t in templates))
     ignorable = _ignorable(record, target, bound)
     defaults = _defaults(record, target)
     collected = _collected_keywords(record, bound)
@@ -158,7 +163,8 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
             if set(bound) - required - optional - ignorable - placed and not removes(template):  # a removal drops all
                 continue
             text = _fill(template, {**{n: allowed[n] for n in required}, **bound}, alias, receiver)
-            return KEYWORDS_RE.sub(lambda _: "".join(f", {k}={v}" for k, v in collected.items()), text)
+            return KEYWORDS_RE.sub(lambda _: "".join(f", {v}" if k.startswith("**") else f", {k}={v}"
+                                                     for k, v in collected.items()), text)
     passed = ", ".join(sorted(bound)) or "no arguments"
     raise Blocked(f"no rewrite template takes this call's arguments ({passed})")
 

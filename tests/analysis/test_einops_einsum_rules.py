@@ -40,6 +40,9 @@ CASES = [
     ("layer-rearrange", layer(LAYERS, "Rearrange('b c (h p) (w q) -> b (h w) (p q c)', p=2, q=2)"),
      {"x": [2, 3, 4, 4]}, True, "MsEinops('b c (h p) (w q) -> b (h w) (p q c)', p=2, q=2)"),
     ("layer-reduce", layer(LAYERS, "Reduce('b n d -> b d', 'mean')"), {"x": [2, 5, 3]}, True, None),
+    ("rearrange-sizes-from-a-dict", EINOPS + "\n\ndef run(x):\n    sizes = dict(h=2, w=3)\n"
+     "    return rearrange(x, 'b (h w) d -> b d h w', **sizes)\n", {"x": [2, 6, 4]}, False,
+     "MsEinops.apply(x, 'b (h w) d -> b d h w', **sizes)"),
     ("pack-unpack", "from einops import pack, unpack\n\n\ndef run(a, b):\n    packed, shapes = pack([a, b], 'b * d')\n"
      "    first, second = unpack(packed * 2, shapes, 'b * d')\n    return packed, second\n",
      {"a": [2, 5], "b": [2, 3, 4, 5]}, False, "MsEinops.pack([a, b], 'b * d')"),
