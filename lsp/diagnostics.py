@@ -175,11 +175,15 @@ class DiagnosticCache:
             line = use.range.start.line + lag[index][1] if lag is not None else use.range.start.line
             key = id(use)
             found: Any = found_before.get(key)
-            if found is None or before is None or before.line[key] != line:
+            if found is None or before is None:
                 new.append((len(out), line, use))
                 found = ()
             else:
                 now.verdict[key] = before.verdict[key]
+                if before.line[key] != line:  # moved by whole lines (its columns are the same): a new range
+                    start, end = use.range
+                    found = self._build(use, now.verdict[key], line, start.character, end.line + line - start.line,
+                                        end.character)
             now.found[key] = found
             now.line[key] = line
             out.append(found)

@@ -469,15 +469,20 @@ def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
     delta, lines, at = edit.delta, edit.lines, edit.start
     edit_line = old.count(b"\n", 0, edit.old_end)
     after, after_lag = [], []
-    grown: dict[tuple[int, int], tuple[int, int]] = {}  # one lag tuple per distinct lag
-    for use, (by, down) in zip(parts.after, parts.after_lag, strict=True):
-        if use.range.start.line + down != edit_line and all(e.start + by >= at for e in use.edits):
+    grown: dict[tuple[int, int], tuple[int, int]] = {}  # old lag -> new: one tuple per distinct lag
+    on_line = True  # (the uses on the edit's line come first: ``after`` is in order)
+    for use, lagged in zip(parts.after, parts.after_lag, strict=True):
+        on_line = on_line and use.range.start.line + lagged[1] == edit_line
+        edits = use.edits
+        if not on_line and (not edits or min(e.start for e in edits) + lagged[0] >= at):
             after.append(use)
-            key = (by + delta, down + lines)
-            after_lag.append(grown.setdefault(key, key))
+            found = grown.get(lagged)
+            if found is None:
+                found = grown[lagged] = (lagged[0] + delta, lagged[1] + lines)
+            after_lag.append(found)
             continue
-        if by or down:
-            use = _settled(use, by, down)
+        if lagged != STILL:
+            use = _settled(use, *lagged)
         after.append(_shift_use(use, at, delta, new, edit_line, lines))
         after_lag.append(STILL)
     before, before_lag = [], []
