@@ -142,7 +142,8 @@ class TimingProtocol(LanguageServerProtocol):
     diagnostics into lsprotocol classes is this Python client's cost, not the server's)."""
 
     def structure_message(self, data):
-        if data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and "jsonrpc" in data:
+        # (called for every JSON object of a message, thousands per publication: the cheap test first)
+        if "jsonrpc" in data and data.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
             params = data.get("params") or {}
             key = (params.get("uri"), params.get("version"))
             owner = self.owner
@@ -264,7 +265,7 @@ async def measure(env: dict, text: str, args: argparse.Namespace, log: Path) -> 
     lines, version = text.splitlines(), 1
     times: dict[str, list[float]] = {kind: [] for kind in KINDS}
     server_before, client_before = server_cpu_ms(), time.process_time()
-    with gc_pauses() as result["client_gc"]:
+    with gc_pauses() as result["client_gc"], gc_pauses(full=True) as result["client_full_gc"]:
         await edit(client, uri, lines, version, args.edits, times)
     result["server_cpu"] = [(server_cpu_ms() - server_before) / args.edits]
     result["client_cpu"] = [(time.process_time() - client_before) * 1000 / args.edits]
@@ -308,17 +309,21 @@ async def edit(client: Client, uri: str, lines: list[str], version: int, edits: 
 
 
 @contextlib.contextmanager
-def gc_pauses():
-    """This (client) process's garbage-collection pauses in ms, while the block runs: they land in
-    whichever edit is being timed, so the report shows the longest beside the percentiles."""
-    pauses: list[float] = [0.0]
+def gc_pauses(full: bool = False):
+    """This (client) process's garbage-collection pauses in ms (``full``: of full collections only, in
+    CPU ms), while the block runs: they land in whichever edit is being timed, so the report shows the
+    longest beside the percentiles, and how many full collections the edits caused."""
+    pauses: list[float] = [] if full else [0.0]
     started = [0.0]
+    clock = time.thread_time if full else time.perf_counter
 
     def on_gc(phase: str, info: dict) -> None:
+        if full and info["generation"] != 2:
+            return
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[0] = clock()
         else:
-            pauses.append((time.perf_counter() - started[0]) * 1000)
+            pauses.append((clock() - started[0]) * 1000)
 
     gc.callbacks.append(on_gc)
     try:
@@ -410,6 +415,10 @@ def main() -> int:
         ]
     rows += [
         ("  the test client's longest GC pause in the edits (ms)", med("client_gc", 100), None, "ms"),
+        ("  the test client's full collections in the edits", statistics.median(len(r["client_full_gc"]) for r in runs),
+         None, ""),
+        ("  the test client's CPU per full collection, median (ms)",
+         statistics.median(statistics.median(r["client_full_gc"] or [0.0]) for r in runs), None, "ms"),
         ("edits: server CPU per edit, analysis to publication (ms)", med("server_cpu", 50), None, "ms"),
         ("edits: this client's CPU per edit, reading diagnostics (ms)", med("client_cpu", 50), None, "ms"),
         ("publishDiagnostics: diagnostics per message", payload[0], None, ""),
