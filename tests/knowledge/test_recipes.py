@@ -50,6 +50,15 @@ def test_every_new_entry_gives_a_specific_answer(real_kb, name):
     assert {n: a for n, a in answers.items() if a not in ("mapped", "recipe")} == {}
 
 
+def test_no_record_in_the_knowledge_base_answers_only_no_usable_x(real_kb):
+    """Issue 17: every record says what to write (a target or a specific recipe), never only the generic
+    "No usable X ... Try msmap search X" (458 records did before the 2026-11-26 round)."""
+    census = _census()
+    generic = [name for name, in real_kb.conn.execute("SELECT torch FROM mappings ORDER BY torch")
+               if census.classify(real_kb.mapping(name)) == "generic"]
+    assert generic == []
+
+
 @pytest.mark.parametrize("query, expected", [
     ("torchvision.ops.nms", "mindspore.ops.NMSWithMask"),
     ("torchvision.transforms.ColorJitter", "mindspore.dataset.vision.RandomColorAdjust"),
