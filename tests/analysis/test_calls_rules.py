@@ -103,6 +103,10 @@ CALLS = [
     ("finfo-eps", "x * 0 + torch.finfo(x.dtype).eps", {"x": [2, 3]}, False, "values", "ms_finfo(x.dtype).eps"),
     ("finfo-default-max", "x.clamp(max=torch.finfo().max)", {"x": [2, 3]}, False, "values", "ms_finfo()"),
     ("iinfo-max", "x * 0 + torch.iinfo(torch.int16).max", {"x": [2, 3]}, False, "values", "ms_iinfo("),
+    # nn.RMSNorm where ops.rms_norm has no kernel (CPU): the MsRMSNorm Cell written into the file
+    ("rmsnorm-default-eps", "nn.RMSNorm(8)", {"x": [2, 3, 8]}, True, "values", "MsRMSNorm(8)"),
+    ("rmsnorm-two-axes", "nn.RMSNorm((3, 8), eps=1e-6, elementwise_affine=False)", {"x": [2, 3, 8]}, True,
+     "values", None),
     # an int margin is written as a float (ops.margin_ranking_loss refuses ints)
     ("margin-ranking-int", "F.margin_ranking_loss(a, b, y, 1, reduction='sum')",
      {"a": [5], "b": [5], "y": {"shape": [5], "range": [-1, 1]}}, False, "values", "1.0"),
