@@ -78,14 +78,19 @@ def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None
     order = signature.positional if signature is not None else \
         [r["torch"] for r in (target or {}).get("params") or [] if isinstance(r, dict) and r.get("torch")]
     bound: dict[str, str] = {}
+    collects = signature is not None and signature.has("var_positional") and not order
     if any(a.star for a in args):
-        args = _factory_splats(call, args, bound, keyword_splats)
+        args = _factory_splats(call, args, bound, keyword_splats, list_splats=collects)
     positional = [a for a in args if a.keyword is None]
-    if signature is not None and signature.has("var_positional") and not order and positional:
-        # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence)
+    if collects and positional:
+        # ``*size``: several arguments become one tuple; one stays as it is (an int or a sequence); an unpacked
+        # one (``torch.randn(*shape)``) makes a tuple display, ``(*shape,)``
+        assert signature is not None
         name = next(p.name for p in signature.parameters if p.kind == "var_positional")
         values = [a.value for a in positional]
-        bound[name] = Spread(values[0] if len(values) == 1 else f"({', '.join(values)})", values)
+        single = len(values) == 1 and not positional[0].star
+        bound[name] = Spread(values[0] if single else f"({', '.join(values)}{',' if len(values) == 1 else ''})",
+                             values)
         positional = []
     for index, arg in enumerate(positional):
         if index >= len(order):
@@ -113,10 +118,12 @@ class Splat(str):
     ``dtype`` (factorykwargs.py). A template's ``{?dtype}`` writes it as it is."""
 
 
-def _factory_splats(call: Any, args: list, bound: dict[str, str], keyword_splats: bool = False) -> list:
+def _factory_splats(call: Any, args: list, bound: dict[str, str], keyword_splats: bool = False,
+                    list_splats: bool = False) -> list:
     """``args`` without the ``**dd`` of factory dicts; one that may carry a dtype is bound to ``dtype``.
     With ``keyword_splats`` (a template with ``{**name}``), another ``**d`` is bound under its own text and
-    written out there.  Any other unpacking blocks the rewrite (its arguments cannot be placed)."""
+    written out there; with ``list_splats`` (torch's ``*name`` collects the positionals), a ``*x`` stays among
+    them.  Any other unpacking blocks the rewrite (its arguments cannot be placed)."""
     from kb.analysis.factorykwargs import splat_factory
 
     node = call.child_by_field_name("arguments")
@@ -124,6 +131,9 @@ def _factory_splats(call: Any, args: list, bound: dict[str, str], keyword_splats
     kept = []
     for arg in args:
         found = splat_factory(splats[arg.start], call_source(call)) if arg.start in splats else None
+        if found is None and arg.star == "*" and list_splats:
+            kept.append(arg)  # part of the ``*name`` tuple (``bind``)
+            continue
         if found is None and arg.star == "**" and keyword_splats:
             bound[arg.value] = arg.value  # (the key starts with "**": no torch parameter has that name)
             continue

@@ -103,6 +103,9 @@ CALLS = [
     ("finfo-eps", "x * 0 + torch.finfo(x.dtype).eps", {"x": [2, 3]}, False, "values", "ms_finfo(x.dtype).eps"),
     ("finfo-default-max", "x.clamp(max=torch.finfo().max)", {"x": [2, 3]}, False, "values", "ms_finfo()"),
     ("iinfo-max", "x * 0 + torch.iinfo(torch.int16).max", {"x": [2, 3]}, False, "values", "ms_iinfo("),
+    # a size unpacked into torch's *size: a tuple display
+    ("zeros-unpacked-shape", "torch.zeros(*x.shape)", {"x": [2, 3]}, False, "values", "(*x.shape,)"),
+    ("randn-unpacked-shape", "torch.randn(*x.shape, dtype=torch.float32)", {"x": [2, 3]}, False, "shape", None),
     # nn.RMSNorm where ops.rms_norm has no kernel (CPU): the MsRMSNorm Cell written into the file
     ("rmsnorm-default-eps", "nn.RMSNorm(8)", {"x": [2, 3, 8]}, True, "values", "MsRMSNorm(8)"),
     ("rmsnorm-two-axes", "nn.RMSNorm((3, 8), eps=1e-6, elementwise_affine=False)", {"x": [2, 3, 8]}, True,
