@@ -103,6 +103,7 @@ CALLS = [
     ("finfo-eps", "x * 0 + torch.finfo(x.dtype).eps", {"x": [2, 3]}, False, "values", "ms_finfo(x.dtype).eps"),
     ("finfo-default-max", "x.clamp(max=torch.finfo().max)", {"x": [2, 3]}, False, "values", "ms_finfo()"),
     ("iinfo-max", "x * 0 + torch.iinfo(torch.int16).max", {"x": [2, 3]}, False, "values", "ms_iinfo("),
+    ("finfo-mask-fill", "x.masked_fill(x > 0, -torch.finfo(x.dtype).max)", {"x": [2, 3]}, False, "values", None),
     # a size unpacked into torch's *size: a tuple display
     ("zeros-unpacked-shape", "torch.zeros(*x.shape)", {"x": [2, 3]}, False, "values", "(*x.shape,)"),
     ("randn-unpacked-shape", "torch.randn(*x.shape, dtype=torch.float32)", {"x": [2, 3]}, False, "shape", None),
