@@ -63,7 +63,9 @@ def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> type
     node = class_at(analysis.tree.root_node, offset)
     if node is None:
         return None
-    base = next((u for u in analysis.uses if u.kind == "class_base" and u.group == node.start_byte), None)
+    index = next((i for i, u in enumerate(analysis.held()[0]) if u.kind == "class_base" and u.group == node.start_byte),
+                 None)  # (``held``: the other uses are not moved for it, see ``Analysis.placed``)
+    base = analysis.placed(index) if index is not None else None
     fix = analysis.fix(base) if base is not None else None
     if base is None or fix is None:
         return None
@@ -77,7 +79,7 @@ def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> type
 
 
 def has_safe_fix(analysis: Any) -> bool:
-    return any(u.edits and not u.guess for u in analysis.uses)
+    return any(u.edits and not u.guess for u in analysis.held()[0])  # (where they are does not matter)
 
 
 def fix_all_action(uri: str, edit: types.WorkspaceEdit | None = None) -> types.CodeAction:

@@ -12,7 +12,7 @@ Analysis is cheap enough to redo on every edit: parsing is incremental
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
@@ -118,6 +118,14 @@ class Analysis:
         read, without moving every use the last edits moved."""
         return self._held
 
+    def placed(self, index: int) -> Use:
+        """``uses[index]``, moved to its place if it lags, without moving the others (a hover, a code
+        action: one request after each keystroke should not copy every use the keystroke moved)."""
+        uses, lag = self._held
+        if lag is None or lag[index] == (0, 0):
+            return uses[index]
+        return settle([uses[index]], [lag[index]])[0]
+
     @property
     def ref_counts(self) -> dict[str, int]:
         """References per name bound by a torch import (fix-all's import clean-up)."""
@@ -163,25 +171,33 @@ class Analysis:
 
     def use_at(self, offset: int) -> Use | None:
         """The innermost use whose range holds ``offset`` (hover)."""
+        uses = self._held[0]  # (a use's length is the same wherever it moved; ``_starts`` are where they are)
         if self._widest is None:
-            self._widest = max((u.end - u.start for u in self.uses), default=0)
-        best = None
+            self._widest = max((u.end - u.start for u in uses), default=0)
+        best, size = None, 0
         index = bisect_right(self._starts, offset) - 1
         while index >= 0 and self._starts[index] >= offset - self._widest:
-            use = self.uses[index]
-            if use.start <= offset <= use.end and (best is None or use.end - use.start < best.end - best.start):
-                best = use
+            use, start = uses[index], self._starts[index]
+            length = use.end - use.start
+            if start <= offset <= start + length and (best is None or length < size):
+                best, size = index, length
             index -= 1
-        return best
+        return None if best is None else self.placed(best)
 
     def uses_between(self, start: int, end: int) -> list[Use]:
         """Uses touching ``start..end`` (code actions for a selection)."""
-        return [u for u in self.uses[: bisect_right(self._starts, end)] if u.end >= start]
+        uses = self._held[0]
+        if self._widest is None:
+            self._widest = max((u.end - u.start for u in uses), default=0)
+        first = bisect_left(self._starts, start - self._widest)  # (none before it reaches ``start``)
+        return [self.placed(i) for i in range(first, bisect_right(self._starts, end))
+                if self._starts[i] + uses[i].end - uses[i].start >= start]
 
     def fix(self, use: Use) -> Fix | None:
         if not use.edits:
             return None
-        uses = [u for u in self.uses if use.group is not None and u.group == use.group] or [use]
+        group = [] if use.group is None else [i for i, u in enumerate(self._held[0]) if u.group == use.group]
+        uses = [self.placed(i) for i in group] or [use]
         edits = list(use.edits)
         if self.alias_edit is not None and self.needs_alias(edits):
             edits.append(self.alias_edit)

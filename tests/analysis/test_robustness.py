@@ -202,6 +202,17 @@ def test_uses_read_after_any_run_of_edits_equal_a_full_analysis(edits, reads):
             full = Engine(ENGINE.catalog, ENGINE.settings).analyze(document)
             assert analysis.error is None and full.error is None
             assert analysis.starts == [u.start for u in full.uses]
+            # a hover, a code action and its fix find the use at its place without moving the others
+            for offset in range(0, len(document.source) + 1, 7):
+                found, expected = analysis.use_at(offset), full.use_at(offset)
+                assert (found and _key(found)) == (expected and _key(expected))
+                assert [_key(u) for u in analysis.uses_between(offset, offset + 20)] == \
+                    [_key(u) for u in full.uses_between(offset, offset + 20)]
+                if found is not None and expected is not None:
+                    fixed, wanted = analysis.fix(found), full.fix(expected)
+                    assert (fixed and fixed.edits) == (wanted and wanted.edits)
+                    assert (fixed and [_key(u) for u in fixed.uses]) == (wanted and [_key(u) for u in wanted.uses])
+            assert analysis.held()[1] is lag  # nothing above moved every use
             assert [_key(u) for u in analysis.uses] == [_key(u) for u in full.uses]
             assert analysis.held()[1] is None  # read once: moved for good
 
