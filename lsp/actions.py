@@ -63,7 +63,12 @@ def migrate_class(analysis: Any, offset: int, uri: str, versioned: bool) -> type
     node = class_at(analysis.tree.root_node, offset)
     if node is None:
         return None
-    index = next((i for i, u in enumerate(analysis.held()[0]) if u.kind == "class_base" and u.group == node.start_byte),
+    # The base written in this class's header (not by ``group``: a use's group is the class's offset when it
+    # was analysed, and an incremental re-analysis keeps it while an edit above moves the class).
+    body = node.child_by_field_name("body")
+    header_end = body.start_byte if body is not None else node.end_byte
+    index = next((i for i, (u, start) in enumerate(zip(analysis.held()[0], analysis.starts, strict=True))
+                  if u.kind == "class_base" and node.start_byte <= start < header_end),
                  None)  # (``held``: the other uses are not moved for it, see ``Analysis.placed``)
     base = analysis.placed(index) if index is not None else None
     fix = analysis.fix(base) if base is not None else None

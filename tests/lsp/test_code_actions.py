@@ -204,3 +204,28 @@ async def test_clients_without_resolve_get_the_fix_all_edit_at_once(fixed_env):
         [fix_all] = await actions(client, uri, rng(0, 0, 0, 0), only=["source.fixAll"])
     assert (fix_all.data, fix_all.edit.document_changes) == (None, None)
     assert result_of(fix_all, uri) == FIXED_ALL
+
+
+async def test_migrate_class_after_an_edit_above_it(fixed_env):
+    """Typing above a class is re-analysed incrementally; the class migration is still offered at the class,
+    with the edits a fresh analysis plans (it once looked the base up by the offset the class had when it
+    was first analysed, and found nothing)."""
+    from pathlib import Path
+
+    from kb.analysis import Catalog, Document, Engine
+    from kb.query import KB
+    from lsp import actions
+
+    kb = KB.open(db=Path(fixed_env["MSMAP_DB"]), data=Path(fixed_env["MSMAP_DATA"]))
+    engine, uri = Engine(Catalog(kb)), "file:///migrate.py"
+    text = "import torch.nn as nn\n\nx = 1\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x\n"
+    doc = Document(text, uri=uri, version=1)
+    engine.analyze(doc)
+    doc.apply_change((2, 5), (2, 5), "23", 2)  # x = 123
+    analysis = engine.analyze(doc)
+    assert analysis.imports is None  # (the incremental path ran)
+    at = doc.source.index(b"def forward")
+    found = actions.migrate_class(analysis, at, uri, False)
+    fresh = actions.migrate_class(Engine(Catalog(kb)).analyze(Document(doc.text)), at, uri, False)
+    assert found is not None and fresh is not None
+    assert (found.title, found.edit) == (fresh.title, fresh.edit)
