@@ -16,8 +16,12 @@ there.  The out-of-place form is written only where it means what torch's in-pla
   outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it would
   leave the parameter as it was.
 
-Anywhere else (``y = x.clamp_(0)``, a view such as ``x[0].fill_(1)``) torch changes a tensor other code can see,
-so the use is left for a human with the reason.  The out-of-place call is planned as
+- a whole statement on a slice of such a tensor: ``qkv_bias[a:b].zero_()`` -> ``qkv_bias[a:b] = ops.zeros_like(...)``;
+- a value returned from a name of the function (``return x.sigmoid_() if inplace else x.sigmoid()``): the value
+  returned is the same.
+
+Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the use
+is left for a human with the reason.  The out-of-place call is planned as
 the engine plans ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and
 become ``ops.full_like`` / ``ops.zeros_like``.
 """
@@ -65,9 +69,11 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         and len(statement.named_children) == 1
     name = member.text.decode()
     held = whole and _attribute_chain(receiver)  # x, self.scale, m.bias.data: the tensor held there gets the value
-    if whole and not held:
+    sliced = whole and receiver.type == "subscript" and _attribute_chain(receiver.child_by_field_name("value"))
+    if whole and not (held or sliced):
         raise Blocked(f"{name} changes a tensor other code can see (a view or an expression): rebind it yourself")
-    if not whole and not _fresh(receiver):
+    returned = not whole and _returned_local(call, receiver)  # return x.sigmoid_() if inplace else x.sigmoid()
+    if not whole and not (_fresh(receiver) or returned):
         raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
                       "and the use")
     written = receiver.text.decode("utf-8", "surrogateescape")  # as the call has it
@@ -96,8 +102,8 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         text = apply_edits(call.text, [TextEdit(e.start - call.start_byte, e.end - call.start_byte, e.new_text)
                                        for e in edits]).decode("utf-8", "surrogateescape")
         text = text.replace(written, receiver_text, 1) if written != receiver_text else text
-    if whole and receiver.type == "identifier" and _local(receiver):
-        text = f"{receiver_text} = {text}"
+    if sliced or whole and receiver.type == "identifier" and _local(receiver):
+        text = f"{receiver_text} = {text}"  # x = x.clamp(...); qkv_bias[a:b] = ops.zeros_like(qkv_bias[a:b])
     elif whole:
         text = f"{receiver_text}.assign_value({text})"
     return f"Rewrite as {text}", [TextEdit(call.start_byte, call.end_byte, text)]
@@ -132,6 +138,25 @@ def _local(name: Any) -> bool:
         if any(n.type == "identifier" and n.text == text for n in _walk(bound)):
             return False
     return assigned
+
+
+def _returned_local(call: Any, receiver: Any) -> bool:
+    """The call is part of a return statement and its receiver is rooted at a name the function assigns or an
+    argument it returns (``return x.add_(3.).clamp_(0., 6.)``): the value returned is the same out of place."""
+    node = call.parent
+    while node is not None and node.type not in ("return_statement", "function_definition", "lambda"):
+        if node.type.endswith("statement") or node.type == "block":
+            return False
+        node = node.parent
+    if node is None or node.type != "return_statement":
+        return False
+    root = receiver
+    while root.type in ("call", "attribute", "parenthesized_expression"):
+        root = root.child_by_field_name("function" if root.type == "call" else "object") \
+            if root.type != "parenthesized_expression" else (root.named_children or [root])[0]
+        if root is None:
+            return False
+    return root.type == "identifier" and _local(root)
 
 
 def _walk(node: Any) -> Any:
