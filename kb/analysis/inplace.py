@@ -68,6 +68,10 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
     whole = statement is not None and statement.type == "expression_statement" \
         and len(statement.named_children) == 1
     name = member.text.decode()
+    written = receiver.text.decode("utf-8", "surrogateescape")  # as the call has it
+    data = receiver.child_by_field_name("attribute") if receiver.type == "attribute" else None
+    if data is not None and data.text == b"data":  # m.bias.data: the parameter itself
+        receiver = receiver.child_by_field_name("object")
     held = whole and _attribute_chain(receiver)  # x, self.scale, m.bias.data: the tensor held there gets the value
     sliced = whole and receiver.type == "subscript" and _attribute_chain(receiver.child_by_field_name("value"))
     if whole and not (held or sliced):
@@ -76,10 +80,6 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
     if not whole and not (_fresh(receiver) or returned):
         raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
                       "and the use")
-    written = receiver.text.decode("utf-8", "surrogateescape")  # as the call has it
-    data = receiver.child_by_field_name("attribute") if receiver.type == "attribute" else None
-    if data is not None and data.text == b"data":  # m.bias.data: the parameter itself
-        receiver = receiver.child_by_field_name("object")
     receiver_text = receiver.text.decode("utf-8", "surrogateescape")
     if name in NO_METHOD:
         args, _ = read_arguments(call)
