@@ -35,6 +35,12 @@ REVIEWED = {
     ("axis-vs-dim-keyword", "torch.min"): "min's dim is one of the renamed keywords",
     ("autograd-grad-position-weights", "torch.func.grad_and_value"): "its counterpart is value_and_grad, the caveat's subject",
 }
+# fused quantized convolutions (torch.ao.nn.intrinsic) map to the float Conv2d: its 'same' padding caveat holds
+REVIEWED.update({("same-padding-odd-side", f"torch.ao.nn.intrinsic.{path}{name}"): "a convolution, ported as Conv2d"
+                 for path in ("", "modules.", "modules.fused.", "quantized.", "quantized.modules.",
+                              "quantized.modules.conv_add.") for name in ("ConvAdd2d", "ConvAddReLU2d")})
+REVIEWED[("ckpt-torch-weight-names", "torch.distributed.checkpoint.state_dict.set_state_dict")] = \
+    "loads a state dict into the model, by torch's names"
 
 
 def _words(text: str) -> set[str]:

@@ -9,7 +9,8 @@ import pytest
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
 from kb.analysis.transforms import Refused, apply_transform
-from kb.probes.calls import Case, convert_cases, execute, snippet
+from kb.probes.calls import Case, snippet
+from tests.analysis.executed import convert_and_run
 
 F32 = "float32"
 INTS = {"shape": [3, 4], "dtype": "int64", "range": [0, 2]}
@@ -120,14 +121,9 @@ CALLS = [
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
     """Every call converted per family and run next to torch (one batch of subprocesses)."""
-    cases = {}
-    for family in ("classic", "mint"):
-        batch = [Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), layer), inputs=inputs, layer=layer,
-                      compare=compare) for cid, expr, inputs, layer, compare, _ in CALLS]
-        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
-        cases.update({c.id: c for c in batch})
-    execute(list(cases.values()))
-    return cases
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
+        Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), layer), inputs=inputs, layer=layer,
+             compare=compare) for cid, expr, inputs, layer, compare, _ in CALLS])
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])

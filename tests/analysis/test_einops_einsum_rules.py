@@ -9,7 +9,8 @@ import pytest
 
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
-from kb.probes.calls import Case, convert_cases, execute
+from kb.probes.calls import Case
+from tests.analysis.executed import convert_and_run
 
 EINOPS = "from einops import rearrange, reduce, repeat\n"
 LAYERS = "from einops.layers.torch import Rearrange, Reduce\n"
@@ -48,7 +49,8 @@ CASES = [
      {"a": [2, 5], "b": [2, 3, 4, 5]}, False, "MsEinops.pack([a, b], 'b * d')"),
     ("einops-einsum-words", function("from einops import einsum\n",
                                      "einsum(q, k, 'batch head i d, batch head j d -> batch head i j')", "q, k"),
-     {"q": [2, 3, 4, 5], "k": [2, 3, 6, 5]}, False, "ms_einsum(q, k, 'batch head i d, batch head j d -> batch head i j')"),
+     {"q": [2, 3, 4, 5], "k": [2, 3, 6, 5]}, False,
+     "ms_einsum(q, k, 'batch head i d, batch head j d -> batch head i j')"),
     ("einsum-attention", function(TORCH, "torch.einsum('b h i d, b h j d -> b h i j', q, k)", "q, k"),
      {"q": [2, 3, 4, 5], "k": [2, 3, 6, 5]}, False, "ms_einsum('b h i d, b h j d -> b h i j', q, k)"),
     ("einsum-ellipsis-implicit", function(TORCH, "torch.einsum('...ij,...jk', a, b)", "a, b"),
@@ -60,14 +62,9 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    cases = {}
-    for family in ("classic", "mint"):
-        batch = [Case(id=f"{family}/{cid}", source=source, inputs=inputs, layer=is_layer)
-                 for cid, source, inputs, is_layer, _ in CASES]
-        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
-        cases.update({c.id: c for c in batch})
-    execute(list(cases.values()))
-    return cases
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
+        Case(id=f"{family}/{cid}", source=source, inputs=inputs, layer=is_layer)
+        for cid, source, inputs, is_layer, _ in CASES])
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from kb.analysis.convert import convert_source
-from kb.probes.calls import Case, convert_cases, execute
+from kb.probes.calls import Case
+from tests.analysis.executed import convert_and_run
 
 FORWARD = '''import torch
 import torch.nn as nn
@@ -52,14 +53,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    cases = {}
-    for family in ("classic", "mint"):
-        batch = [Case(id=f"{family}/{cid}", source=source, inputs=inputs, layer=layer)
-                 for cid, source, inputs, layer in CASES]
-        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
-        cases.update({c.id: c for c in batch})
-    execute(list(cases.values()))
-    return cases
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
+        Case(id=f"{family}/{cid}", source=source, inputs=inputs, layer=layer) for cid, source, inputs, layer in CASES])
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])

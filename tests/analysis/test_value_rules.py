@@ -10,7 +10,8 @@ import pytest
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
 from kb.model import check_template
-from kb.probes.calls import Case, convert_cases, execute, snippet
+from kb.probes.calls import Case, snippet
+from tests.analysis.executed import convert_and_run
 from tests.analysis.roundtrip import converted
 
 # (id, torch expression, inputs, compare, text the classic rewrite must hold)
@@ -38,14 +39,9 @@ CALLS = [
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    cases = {}
-    for family in ("classic", "mint"):
-        batch = [Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), False), inputs=inputs, layer=False,
-                      compare=compare) for cid, expr, inputs, compare, _ in CALLS]
-        convert_cases(batch, tmp_path_factory.mktemp(family), family, real_kb.path, device="CPU")
-        cases.update({c.id: c for c in batch})
-    execute(list(cases.values()))
-    return cases
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
+        Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), False), inputs=inputs, layer=False,
+             compare=compare) for cid, expr, inputs, compare, _ in CALLS])
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])
