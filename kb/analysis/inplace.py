@@ -7,23 +7,21 @@ there.  The out-of-place form is written only where it means what torch's in-pla
 - a whole statement whose receiver is a name the function assigns, or an argument it returns:
   ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.  Rebinding keeps gradients right (``Tensor.assign_value`` would
   cut them); another reference to the same tensor would not see the change, as with any rebinding;
-- a value whose receiver is a tensor made right there (a creation call such as ``torch.zeros(3)``, or
-  ``.clone()``): nothing else can see it (``torch.zeros(3).fill_(2.0)`` -> ``ops.full_like(ops.zeros(3), 2.0)``).
-
 - a whole statement whose receiver is an attribute (``self.scale.fill_(0.5)``, ``m.bias.data.zero_()``), a loop
   variable (``for p in model.parameters(): p.clamp_(-c, c)``) or an argument not returned: the tensor held
-  there is given the new value, ``m.bias.assign_value(ms.ops.zeros_like(m.bias))`` (weight set-up and clipping,
-  outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it would
-  leave the parameter as it was.
+  there is given the new value, ``m.bias.assign_value(ms.ops.zeros_like(m.bias))`` (weight set-up and
+  clipping, outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it
+  would leave the parameter as it was;
+- a whole statement on a slice of such a tensor: ``b[i:j].zero_()`` -> ``b[i:j] = ops.zeros_like(b[i:j])``;
+- a value whose receiver is a tensor made right there (a creation call such as ``torch.zeros(3)``, or
+  ``.clone()``): nothing else can see it (``torch.zeros(3).fill_(2.0)`` -> ``ops.full_like(ops.zeros(3), 2.0)``);
+- a value returned from the function's own names (``return x.sigmoid_() if inplace else x.sigmoid()``): the
+  value returned is the same.
 
-- a whole statement on a slice of such a tensor: ``qkv_bias[a:b].zero_()`` -> ``qkv_bias[a:b] = ops.zeros_like(...)``;
-- a value returned from a name of the function (``return x.sigmoid_() if inplace else x.sigmoid()``): the value
-  returned is the same.
-
-Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the use
-is left for a human with the reason.  The out-of-place call is planned as
-the engine plans ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and
-become ``ops.full_like`` / ``ops.zeros_like``.
+Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the
+use is left for a human with the reason.  The out-of-place call is planned as the engine plans
+``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and become
+``ops.full_like`` / ``ops.zeros_like``.
 """
 from __future__ import annotations
 
