@@ -105,6 +105,10 @@ CALLS = [
     ("finfo-default-max", "x.clamp(max=torch.finfo().max)", {"x": [2, 3]}, False, "values", "ms_finfo()"),
     ("iinfo-max", "x * 0 + torch.iinfo(torch.int16).max", {"x": [2, 3]}, False, "values", "ms_iinfo("),
     ("finfo-mask-fill", "x.masked_fill(x > 0, -torch.finfo(x.dtype).max)", {"x": [2, 3]}, False, "values", None),
+    # torch.randint(high, size): two positionals start at 0 (ops.randint needs low)
+    ("randint-high-size", "torch.randint(5, (3, 4))", {}, False, "shape", "randint(0, 5, (3, 4))"),
+    ("randint-high-size-kw", "torch.randint(5, size=(2,))", {}, False, "shape", "randint(0, 5, (2,))"),
+    ("randint-low-high-size", "torch.randint(2, 5, (3,))", {}, False, "shape", "randint(2, 5, (3,))"),
     # a size unpacked into torch's *size: a tuple display
     ("zeros-unpacked-shape", "torch.zeros(*x.shape)", {"x": [2, 3]}, False, "values", "(*x.shape,)"),
     ("randn-unpacked-shape", "torch.randn(*x.shape, dtype=torch.float32)", {"x": [2, 3]}, False, "shape", None),

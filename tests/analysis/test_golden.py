@@ -55,9 +55,16 @@ def test_convert_golden(engines, name, family):
     source = (FIXTURES / f"{name}.py").read_bytes()
     result = convert_source(engine, source)
     ast.parse(result.source)
-    assert result.converted > 0 and result.left  # something converted, something for a human
+    assert result.converted > 0
     assert convert_source(engine, result.source).source == result.source
     _check(EXPECTED / f"{name}{_suffix(family)}.converted.py", result.source)
+
+
+def test_the_goldens_also_show_what_is_left_for_a_human(engines):
+    """At least one golden keeps a use for a human, so the marker text is pinned too (mnist-cnn's TensorDataset)."""
+    lefts = {f"{name}/{family}": convert_source(engines[family], (FIXTURES / f"{name}.py").read_bytes()).left
+             for name, family in (case.values for case in CASES)}
+    assert any(lefts.values()), lefts
 
 
 @pytest.mark.parametrize("name, family", CASES)
