@@ -19,3 +19,9 @@ def convert_and_run(real_kb: Any, tmp_path_factory: Any, cases_of: Callable[[str
         cases.update({c.id: c for c in batch})
     execute(list(cases.values()))
     return cases
+
+
+def assert_converted_and_matching(case: Case, what: str) -> None:
+    """The case converted with no use left for a human, and ran with torch's result."""
+    assert case.automatic, f"{what} left for a human: {case.why_left()}"
+    assert case.result == "pass", f"{what} -> {case.converted!r}: {case.result}: {case.detail}"

@@ -10,7 +10,7 @@ from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
 from kb.analysis.transforms import Refused, apply_transform
 from kb.probes.calls import Case, snippet
-from tests.analysis.executed import convert_and_run
+from tests.analysis.executed import assert_converted_and_matching, convert_and_run
 
 F32 = "float32"
 INTS = {"shape": [3, 4], "dtype": "int64", "range": [0, 2]}
@@ -134,8 +134,7 @@ def executed(real_kb, tmp_path_factory):
 @pytest.mark.parametrize("cid, expr, inputs, layer, compare, text", CALLS, ids=[c[0] for c in CALLS])
 def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, layer, compare, text):
     case = executed[f"{family}/{cid}"]
-    assert case.automatic, f"{expr} left for a human: {case.why_left()}"
-    assert case.result == "pass", f"{expr} -> {case.converted!r}: {case.result}: {case.detail}"
+    assert_converted_and_matching(case, expr)
     if text and family == "classic":
         assert text in case.converted
 

@@ -10,7 +10,7 @@ import pytest
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
 from kb.probes.calls import Case
-from tests.analysis.executed import convert_and_run
+from tests.analysis.executed import assert_converted_and_matching, convert_and_run
 
 EINOPS = "from einops import rearrange, reduce, repeat\n"
 LAYERS = "from einops.layers.torch import Rearrange, Reduce\n"
@@ -71,8 +71,7 @@ def executed(real_kb, tmp_path_factory):
 @pytest.mark.parametrize("cid, source, inputs, is_layer, text", CASES, ids=[c[0] for c in CASES])
 def test_converts_and_matches_torch(executed, family, cid, source, inputs, is_layer, text):
     case = executed[f"{family}/{cid}"]
-    assert case.automatic, f"{cid} left for a human: {case.why_left()}"
-    assert case.result == "pass", f"{cid} -> {case.converted!r}: {case.result}: {case.detail}"
+    assert_converted_and_matching(case, cid)
     assert not re.search(r"^(from|import) einops", case.converted, re.M)  # the import went with the last use
     if text and family == "classic":
         assert text in case.converted

@@ -11,7 +11,7 @@ from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
 from kb.model import check_template
 from kb.probes.calls import Case, snippet
-from tests.analysis.executed import convert_and_run
+from tests.analysis.executed import assert_converted_and_matching, convert_and_run
 from tests.analysis.roundtrip import converted
 
 # (id, torch expression, inputs, compare, text the classic rewrite must hold)
@@ -48,8 +48,7 @@ def executed(real_kb, tmp_path_factory):
 @pytest.mark.parametrize("cid, expr, inputs, compare, text", CALLS, ids=[c[0] for c in CALLS])
 def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, compare, text):
     case = executed[f"{family}/{cid}"]
-    assert case.automatic, f"{expr} left for a human: {case.why_left()}"
-    assert case.result == "pass", f"{expr} -> {case.converted!r}: {case.result}: {case.detail}"
+    assert_converted_and_matching(case, expr)
     if text:
         assert text in case.converted
     assert "device=" not in case.converted
