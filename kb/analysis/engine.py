@@ -537,6 +537,7 @@ class Engine:
         use = self._planned_use(site, choice, source, alias, renames, direct_bases, ascii)
         if site.guess and choice is not None and not choice.runs and not use.edits:
             use.reason = manual_reason(choice, [])  # said even on a guess: it would fail here if it is a tensor
+            use.unchanged = False  # (as written it would not run)
         if inplace.applies(site, choice):  # an in-place method without a kernel here: its out-of-place form
             try:
                 use.title, use.edits = inplace.plan(
@@ -545,7 +546,7 @@ class Engine:
             except Blocked as blocked:
                 use.reason = f"{manual_reason(choice, [])}; {blocked}"
             else:
-                use.reason, use.behaviour = "", None
+                use.reason, use.behaviour, use.unchanged = "", None, False
                 use.category = categorize(site.guess, choice, True, None)
                 if use.category == "guess":
                     use.reason = GUESS_REASON
