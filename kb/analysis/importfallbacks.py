@@ -23,13 +23,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.arguments import Blocked
-from kb.analysis.imports import ImportTable, is_torch_path
+from kb.analysis.imports import ROOTS, ImportTable, is_torch_path
 from kb.analysis.templates import unwrap_block
 from kb.analysis.text import TextEdit
 from kb.analysis.words import word_starts
 
 CATCHES = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-TORCH_PACKAGES = frozenset({"torch", "functorch", "torchvision", "torchaudio", "torchtext"})
+# packages that do not import without torch: the engine's roots but einops (pure Python, it imports anywhere)
+TORCH_PACKAGES = ROOTS - {"einops"}
 IMPORTS = ("import_statement", "import_from_statement")
 TITLE = "Settle the guarded torch import as it runs without torch"
 RECORD: dict[str, Any] = {
@@ -110,7 +111,8 @@ def guarded_imports(root: Any, source: bytes, imports: ImportTable) -> Iterable[
             continue
         tried = _statements(body)
         if not tried or not all(s.type in IMPORTS and s.start_byte in imports.by_statement
-                                and all(is_torch_path(n.target) for n in imports.by_statement[s.start_byte])
+                                and all(is_torch_path(n.target) and n.target.partition(".")[0] in TORCH_PACKAGES
+                                        for n in imports.by_statement[s.start_byte])
                                 for s in tried):
             continue
         handler = next((c for c in clauses[0].named_children if c.type == "block"), None)

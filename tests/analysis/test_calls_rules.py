@@ -175,3 +175,9 @@ def test_softmin_without_dim_is_left_with_the_reason(classic):
 def test_batch_norm_in_training_mode_is_left(classic):
     out = convert_source(classic, "import torch.nn.functional as F\ny = F.batch_norm(x, rm, rv, training=True)\n").text
     assert "y = F.batch_norm(x, rm, rv, training=True)  # msmap:" in out
+
+
+def test_rms_norm_keeps_the_fused_op_where_it_has_a_kernel(real_kb):
+    ascend = Engine(real_kb, EngineSettings(device="Ascend"))
+    out = convert_source(ascend, "import torch.nn as nn\nnorm = nn.RMSNorm(8)\n").text
+    assert "MsRMSNorm" not in out and "# msmap:" in out  # ops.rms_norm is left for the fused op, by hand

@@ -125,6 +125,18 @@ def test_guarded_torch_imports_settle_as_without_torch(classic):
     assert "torch" not in out
 
 
+def test_a_guarded_timm_import_settles_and_a_guarded_einops_import_is_kept(classic):
+    """timm needs torch, so without torch its guarded import takes the fallback; einops imports anywhere, so its
+    guarded import is not replaced by the fallback."""
+    src = ("import torch\n\ntry:\n    from timm.layers import DropPath\nexcept ImportError:\n"
+           "    def DropPath(p):\n        return None\n\n"
+           "try:\n    from einops import rearrange\nexcept ImportError:\n    def rearrange(x, pattern):\n        return x\n\n\n"
+           "def f(x):\n    return DropPath(0.1), rearrange(torch.relu(x), 'a b -> b a')\n")
+    out = converted(classic, src)
+    assert "def DropPath(p):" in out and "timm" not in out
+    assert "try:\n    from einops import rearrange\nexcept ImportError:" in out
+
+
 @pytest.mark.parametrize("src", [
     pytest.param("import torch\n\ntry:\n    from torch import _assert\n    ok = True\nexcept ImportError:\n"
                  "    ok = False\n", id="more-than-imports"),
