@@ -282,14 +282,15 @@ class Engine:
     # -- internals -------------------------------------------------------------------
     def _analyze(self, document: Document) -> Analysis:
         source = document.source
-        if not mentions_roots(source):
+        if not (mentions_roots(source) or self.settings.project_tensor_files):
             return Analysis(document, [], "ms", None, {})
         root = document.tree.root_node
         resolver = Resolver(root, source, self.catalog, document.imported_classes)
         sites = resolver.run()
         skip = {n.bound for _, n in resolver.imports.names}
         skip |= {b.name for bs in resolver.bindings.table.values() for b in bs if b.kind in ("typed", "class")}
-        if self.settings.tensor_method_guesses and resolver.has_torch_imports:
+        tensors = resolver.has_torch_imports or self.settings.project_tensor_files  # tensors can reach this file
+        if self.settings.tensor_method_guesses and tensors:
             taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
             sites += tensor_method_sites(root, source, self.catalog, skip, taken)
         if resolver.has_torch_imports:  # model.train()/eval() on a name its function calls (trainloop.py)
@@ -355,7 +356,7 @@ class Engine:
                 use.reason = use.reason or f"its class is not migrated automatically ({why})"
             use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
         return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
-                            (resolver, skip), resolver.has_torch_imports)
+                            (resolver, skip), tensors)
 
     def _feature_test(self, call: Any, text: str, source: bytes) -> Use:
         """``hasattr(torch, 'compiler')`` is False after migration (featuretests.py)."""

@@ -11,7 +11,8 @@ Scans run in worker processes: each opens the knowledge base once, takes the nex
 file (largest first) from a shared counter and sends its reports back in batches;
 a worker that dies costs the files it had not reported, which say so, never the
 scan.  Conversions use a process pool (their output is streamed in order).  A
-file without the word ``torch`` is never parsed.
+file without the word ``torch`` is never parsed, unless it belongs to a project that
+imports torch elsewhere (``project_settings``): its tensor methods are guessed then.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,23 @@ def _init_worker(spec: Any, settings: EngineSettings, max_bytes: int = MAX_SOURC
     _MAX_BYTES = max_bytes
 
 
+def project_settings(files: Iterable[str | Path], settings: EngineSettings,
+                     max_bytes: int = MAX_SOURCE_BYTES) -> EngineSettings:
+    """``settings`` for the files of one project: when one of them imports torch, the others
+    (a ``utils.py`` with ``output.topk(5, 1)``) receive its tensors, so their tensor methods are
+    guessed as in a file that imports torch (``EngineSettings.project_tensor_files``)."""
+    for path in files:
+        data, _ = read_source(path, max_bytes)
+        if data is not None and TORCH_IMPORT.search(data):
+            return replace(settings, project_tensor_files=True)
+    return settings
+
+
+def _worth_analysing(engine: Any, data: bytes) -> bool:
+    settings = getattr(engine, "settings", None)
+    return mentions_roots(data) or bool(getattr(settings, "project_tensor_files", False))
+
+
 def scan_file(engine: Any, path: str | Path) -> FileReport:
     report = FileReport(str(path))
     data, error = read_source(path)
@@ -190,7 +208,7 @@ def scan_file(engine: Any, path: str | Path) -> FileReport:
         report.error = error
         return report
     report.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    if not mentions_roots(data):
+    if not _worth_analysing(engine, data):
         return report
     try:
         analysis = engine.analyze(data)
@@ -337,7 +355,7 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
         pass
     result.original = data
     data = explicit_star_imports(Path(path), data)  # torch names a `from .x import *` brings in
-    if not mentions_roots(data):
+    if not _worth_analysing(engine, data):
         return result
     try:
         converted = convert_source(engine, data, imported_classes(Path(path), data))

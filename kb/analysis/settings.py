@@ -26,6 +26,9 @@ class EngineSettings:
     ms_version: str = "2.10.0"
     device: str = "Ascend"
     tensor_method_guesses: bool = True
+    # a file of a project that uses torch: guess tensor methods even where the file imports no torch
+    # (``utils.py``'s ``output.topk(5, 1)`` receives the project's tensors)
+    project_tensor_files: bool = False
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:

@@ -52,7 +52,7 @@ def git_dirty(path: Path) -> bool:
 
 def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -> int:
     from kb.analysis import writing
-    from kb.analysis.project import BOM, convert_files, excluded, python_files
+    from kb.analysis.project import BOM, convert_files, excluded, project_settings, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
 
     check_paths(args.paths)
@@ -70,6 +70,7 @@ def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -
                              "(commit or stash them, or pass --force):\n")
             sys.stderr.writelines(f"  {f}\n" for f in refused)
             return 1
+    settings = project_settings(files, settings, args.max_file_size)  # files without a torch import
     spec = knowledge_base_path(args)
     show_diff = not (out or args.in_place)
     report = sys.stderr if show_diff else sys.stdout

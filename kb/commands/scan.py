@@ -97,12 +97,13 @@ def progress_printer():
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.analysis.project import python_files, scan_files
+    from kb.analysis.project import project_settings, python_files, scan_files
     from kb.analysis.reports import RENDERERS, summarize
 
     check_paths(args.paths)
     settings = settings_from(args)
     files = list(python_files(args.paths, args.exclude))
+    settings = project_settings(files, settings, args.max_file_size)  # files without a torch import
     spec = knowledge_base_path(args)
     reports = scan_files(files, spec, settings, jobs=args.jobs or None, progress=progress_printer(),
                          max_bytes=args.max_file_size)
