@@ -12,7 +12,7 @@ import os
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +184,15 @@ def _caveat_row(c: Caveat, origin: str) -> dict:
     }
 
 
-def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -> dict[str, int]:
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True, content: str = "",
+             progress: Progress = _quiet) -> dict[str, int]:
     """``verdicts=False``: targets keep the ``auto`` their relation and parameters give, without
     recorded probe verdicts (``msmap probe --rewrites`` probes what the engine would emit then).
 
@@ -198,7 +206,7 @@ def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -
                          "(set MSMAP_DB, or --db, to a file in a writable folder)") from None
     os.close(fd)
     try:
-        counts = _write_db(src, tmp, fingerprint, verdicts)
+        counts = _write_db(src, tmp, fingerprint, verdicts, content, progress)
         os.replace(tmp, out)
     except BaseException as exc:
         try:
@@ -211,7 +219,8 @@ def write_db(src: Sources, out: Path, fingerprint: str, verdicts: bool = True) -
     return counts
 
 
-def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[str, int]:
+def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content: str = "",
+              progress: Progress = _quiet) -> dict[str, int]:
     torch_apis, ms_apis, ms_versions = _snapshot_index(src.snapshots)
     conn = sqlite3.connect(tmp)
     db = sqlite_utils.Database(conn)
@@ -230,6 +239,7 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
             })
     db.table("apis").insert_all(api_rows, pk=("name", "version"), batch_size=5000)
 
+    progress(f"{len(api_rows):,} snapshot signatures written; merging mappings")
     mapping_rows: list[dict[str, Any]] = []
     target_rows: list[dict[str, Any]] = []
     link_rows: list[dict[str, Any]] = []
@@ -270,6 +280,7 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
             "summary": _summary(rows), "torch_since": m.torch_versions.since,
             "torch_until": m.torch_versions.until, "torch_requires": m.torch_requires,
         })
+    progress(f"writing {len(mapping_rows):,} mappings and {len(target_rows):,} targets")
     db.table("mappings").insert_all(mapping_rows, pk="torch", batch_size=5000)
     db.table("targets").insert_all(target_rows, pk=("torch", "seq"), batch_size=5000)
     db.table("caveats").insert_all(
@@ -286,12 +297,13 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool) -> dict[
     db.execute("CREATE INDEX idx_mappings_short ON mappings(short)")
     db.execute("CREATE INDEX idx_mappings_ns ON mappings(namespace)")
     db.execute("CREATE INDEX idx_links_caveat ON mapping_caveats(caveat_id)")
+    progress("search index")
     _build_search(db, mapping_rows, target_rows, src.caveats)
     _write_origins(db, src)
     _write_weight_rules(db, src)
     _index_verification(db)
     meta = {
-        "schema": SCHEMA_VERSION, "fingerprint": fingerprint,
+        "schema": SCHEMA_VERSION, "fingerprint": fingerprint, "content": content,
         "ms_versions": json.dumps(ms_versions),
         "torch_version": next((s["version"] for s in src.snapshots if s["framework"] == "torch"), ""),
     }
@@ -460,9 +472,9 @@ def _build_search(db: sqlite_utils.Database, mappings: list[dict], targets: list
 
 
 def build(data: Path | None = None, out: Path | None = None, verdicts: bool = True,
-          force: bool = False) -> dict[str, Any]:
+          force: bool = False, progress: Progress = _quiet) -> dict[str, Any]:
     """Build the DB from ``data`` into ``out``; a file there that msmap did not build is replaced
-    only with ``force``."""
+    only with ``force``.  ``progress`` is told each stage as it starts (one short line)."""
     if out is not None or os.environ.get("MSMAP_DB"):  # the default cache location is msmap's own
         check_replaceable(out or paths.db_path(), force)
     data = data or paths.data_dir()
@@ -473,7 +485,10 @@ def build(data: Path | None = None, out: Path | None = None, verdicts: bool = Tr
         raise DataError(f"{data}: no curated/ folder: is MSMAP_DATA pointing at msmap's data/?")
     started = time.perf_counter()
     fp = paths.fingerprint(data)
-    counts: dict[str, Any] = write_db(load_sources(data), out, fp, verdicts=verdicts)
+    progress(f"reading {len(paths.source_files(data))} data files")
+    sources = load_sources(data)
+    counts: dict[str, Any] = write_db(sources, out, fp, verdicts=verdicts, content=paths.content_fingerprint(data),
+                                      progress=progress)
     counts["seconds"] = round(time.perf_counter() - started, 2)
     counts["db"] = str(out)
     return counts

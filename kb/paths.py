@@ -3,7 +3,9 @@
 - data: ``$MSMAP_DATA``, else ``data/`` beside the ``kb`` package (a checkout or an
   editable install), else ``<prefix>/share/msmap/data`` (a regular ``pip install .``).
 - DB: ``$MSMAP_DB``, else ``$XDG_CACHE_HOME/msmap/kb-<hash of the data dir>.sqlite``,
-  so several checkouts never share (or clobber) one DB.
+  so several checkouts never share (or clobber) one DB.  An installed msmap carries the DB built
+  from its data when the wheel was built (``bundled_db``): the first run copies it instead of
+  building (about 20 s).
 """
 from __future__ import annotations
 
@@ -36,12 +38,14 @@ def cache_dir() -> Path:
 TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")  # write_atomically's: .NAME.XXXXXXXX.tmp
 
 
-def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) -> None:
+def write_atomically(path: Path, data: bytes | Path, mode: int | None = None,
+                     owner: tuple[int, int] | None = None) -> None:
     """Write ``data`` (bytes, or the content of another file, streamed) to ``path`` through a
     temporary file beside it and a rename: a reader - or a run killed half-way - sees the old
     content or the new, never half of it, and a symlink at ``path`` is replaced, not written
-    through.  ``mode``: the new file's permission bits.  Raises OSError (the temporary file is
-    removed).
+    through.  ``mode``: the new file's permission bits; ``owner``: its (uid, gid), when they must
+    be kept (a refused ``chown`` raises PermissionError).  Raises OSError; the temporary file is
+    removed on any failure, an interrupt (Ctrl-C) included.
 
     The temporary file (``.NAME.XXXXXXXX.tmp``) is locked while it is written, so that a later run
     can tell one left by a killed run (``kill -9`` skips every clean-up) from one being written now:
@@ -50,8 +54,10 @@ def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) ->
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
+        with _interrupts_held():  # a Ctrl-C between creating the file and knowing its name would leave it
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         locked = _lock(fd, blocking=True) and sys.platform != "win32"
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, Path):
@@ -60,18 +66,46 @@ def write_atomically(path: Path, data: bytes | Path, mode: int | None = None) ->
             else:
                 handle.write(data)
             handle.flush()
+            if owner is not None:
+                _keep_owner(handle.fileno(), owner)
             if mode is not None:
-                os.chmod(tmp, mode)
+                os.chmod(tmp, mode)  # (after chown, which clears the set-id bits)
             if locked:
                 os.replace(tmp, path)  # (renamed while still locked: never seen unlocked under its name)
         if not locked:  # (Windows renames no open file)
             os.replace(tmp, path)
     except BaseException:
         try:
-            os.unlink(tmp)
+            if tmp is not None:
+                os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _keep_owner(fd: int, owner: tuple[int, int]) -> None:
+    info = os.fstat(fd)
+    uid, gid = owner
+    if (info.st_uid, info.st_gid) != (uid, gid) and hasattr(os, "fchown"):
+        os.fchown(fd, uid if uid != info.st_uid else -1, gid if gid != info.st_gid else -1)
+
+
+class _interrupts_held:
+    """Hold SIGINT (delivered on leaving) while a few statements must run as one."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.before = None
+        if hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread():
+            self.before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+    def __exit__(self, *exc: object) -> None:
+        if self.before is not None:
+            import signal
+
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.before)
 
 
 def _lock(fd: int, blocking: bool) -> bool:
@@ -136,6 +170,21 @@ def source_files(data: Path) -> list[Path]:
             dirs.sort()
             files.extend(Path(root) / n for n in sorted(names) if n.endswith(DATA_SUFFIXES))
     return files
+
+
+def content_fingerprint(data: Path) -> str:
+    """Staleness key that survives a copy (``pip install`` sets new mtimes): names and bytes of
+    the source files.  Stored in the DB built into the wheel (``bundled_db``)."""
+    h = hashlib.sha1()
+    for f in source_files(data):
+        h.update(f"{f.relative_to(data).as_posix()}\0".encode())
+        h.update(hashlib.sha1(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def bundled_db() -> Path:
+    """The DB built from the bundled data when the wheel was built (setup.py); absent in a checkout."""
+    return Path(__file__).resolve().parent / "prebuilt" / "kb.sqlite"
 
 
 def fingerprint(data: Path) -> str:

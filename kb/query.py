@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = Tr
     db = db or paths.db_path(data)
     if db.is_dir():
         raise MsmapError(f"{db} is a directory, not a knowledge base file (check --db or MSMAP_DB)")
+    dbfile.check_usable(db)
     fp = paths.fingerprint(data) if (data / "curated").is_dir() else None
     why = "building knowledge base"
     if db.exists() and db.stat().st_size:
@@ -55,17 +57,59 @@ def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = Tr
             why = f"the knowledge base {db} is damaged or out of date ({damaged}); rebuilding it"
     if fp is None:
         raise DatabaseError(f"no knowledge base at {db} and no data/ to build it from ({data})")
-    if explicit:
-        dbfile.check_replaceable(db)
+    dbfile.check_replaceable(db, explicit=explicit)
+    if _adopt_bundled(data, db, fp):
+        dbfile.remember_intact(db)
+        return db
     from kb.build import build  # build-time libraries only when needed
 
-    if not quiet:
-        import sys
-
-        sys.stderr.write(f"msmap: {why} from {data} ...\n")
-    build(data, db, force=True)  # checked above
+    build(data, db, force=True, progress=_progress(f"{why} from {data}", quiet))  # checked above
     dbfile.remember_intact(db)
     return db
+
+
+def _progress(what: str, quiet: bool) -> Callable[[str], None]:
+    """A build's progress on stderr: ``what`` at once, then each stage with the seconds so far
+    (a build takes about 20 s)."""
+    import sys
+    import time
+
+    if quiet:
+        return lambda _stage: None
+    started = time.perf_counter()
+    sys.stderr.write(f"msmap: {what} (once; about 20 s) ...\n")
+
+    def stage(text: str) -> None:
+        sys.stderr.write(f"msmap:   {time.perf_counter() - started:4.1f} s  {text}\n")
+        sys.stderr.flush()
+
+    return stage
+
+
+def _adopt_bundled(data: Path, db: Path, fingerprint: str) -> bool:
+    """Copy the DB built into the installed package (``paths.bundled_db``) to ``db`` when it was
+    built from exactly these data files (same names and bytes), instead of building it again."""
+    bundled = paths.bundled_db()
+    if not bundled.is_file() or bundled.resolve() == db.resolve():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{bundled}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='content'").fetchone()
+        finally:
+            conn.close()
+        if not row or row[0] != paths.content_fingerprint(data):
+            return False
+        paths.write_atomically(db, bundled)
+        conn = sqlite3.connect(db)
+        try:  # fresh for this data folder from now on
+            with conn:
+                conn.execute("UPDATE meta SET value=? WHERE key='fingerprint'", (fingerprint,))
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError):
+        return False
+    return True
 
 
 def like_escape(text: str) -> str:

@@ -99,3 +99,44 @@ def test_missing_data_and_db_is_reported(tmp_path):
     r = run_msmap("lookup", "nn.Linear", data=tmp_path / "nowhere", db=tmp_path / "none.sqlite")
     assert r.returncode == 3 and "Traceback" not in r.stderr
     assert "no knowledge base" in r.stderr
+
+
+def _no_build(*args, **kwargs):
+    raise AssertionError("built the knowledge base although the installed package carries it")
+
+
+def test_an_installed_package_copies_its_bundled_db_instead_of_building(small_data, tmp_path, monkeypatch):
+    """`pip install .` builds the DB into the wheel (setup.py); the first lookup copies it (no 20 s build)."""
+    from kb import build as build_module
+    from kb import paths
+    from kb.query import KB, ensure_db
+
+    bundled = tmp_path / "site-packages" / "kb" / "prebuilt" / "kb.sqlite"
+    build(small_data, bundled)
+    installed = tmp_path / "share" / "data"  # the data files are copied at install time: new mtimes
+    import shutil
+
+    shutil.copytree(small_data, installed)
+    monkeypatch.setattr(paths, "bundled_db", lambda: bundled)
+    monkeypatch.setattr(build_module, "build", _no_build)
+    db = ensure_db(data=installed, db=tmp_path / "cache" / "kb.sqlite")
+    assert KB(db).mapping("torch.nn.Linear")["targets"]
+    assert ensure_db(data=installed, db=db) == db  # fresh now, by the usual (mtime) fingerprint
+
+
+def test_a_bundled_db_built_from_other_data_is_not_used(small_data, tmp_path, monkeypatch, capsys):
+    from kb import paths
+    from kb.query import ensure_db
+
+    bundled = tmp_path / "bundled.sqlite"
+    build(small_data, bundled)
+    (small_data / "curated" / "extra.yaml").write_text(
+        "mappings:\n  - torch: torch.nn.Mish\n    targets: [{family: classic, api: mindspore.nn.Mish, relation: consistent}]\n")
+    monkeypatch.setattr(paths, "bundled_db", lambda: bundled)
+    db = ensure_db(data=small_data, db=tmp_path / "kb.sqlite", quiet=False)
+    from kb.query import KB
+
+    assert KB(db).mapping("torch.nn.Mish")  # built from the data, not copied
+    err = capsys.readouterr().err
+    assert "building knowledge base" in err
+    assert "writing" in err and " s  " in err  # stages with the seconds so far
