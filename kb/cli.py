@@ -51,12 +51,26 @@ def _available(module: str) -> bool:
         return False
 
 
+def _version() -> str:
+    """The installed distribution's version; a checkout that was never installed has the package's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("msmap")
+    except metadata.PackageNotFoundError:
+        from kb import __version__
+
+        return __version__
+
+
 def make_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="msmap",
         description="Verified torch -> MindSpore API mappings and caveats.",
         epilog="Run 'msmap COMMAND --help' for a command's options.",
     )
+    parser.add_argument("--version", action="version", version=f"msmap {_version()}",
+                        help="print msmap's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         if not _available(module):

@@ -106,3 +106,12 @@ def test_every_command_has_help():
         if "invalid choice" in r.stderr:
             pytest.fail(f"command {name} is listed but its module is missing")
         assert r.returncode == 0 and "usage: msmap " + name in r.stdout, name
+
+
+def test_version_prints_the_installed_version():
+    from importlib import metadata
+
+    r = run_msmap("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"msmap {metadata.version('msmap')}"
+    assert "--version" in run_msmap("--help").stdout

@@ -10,9 +10,27 @@ from pathlib import Path
 from kb.commands._common import add_db_options, open_kb, out_dir, print_json
 
 
-def _repo_root() -> Path:
+def _checkout() -> Path | None:
+    """The checkout this msmap runs from (an editable install), or None (an installed msmap)."""
     root = Path(__file__).resolve().parent.parent.parent
-    return root if (root / "pyproject.toml").is_file() and (root / "kb").is_dir() else Path.cwd()
+    return root if (root / "pyproject.toml").is_file() and (root / "kb").is_dir() else None
+
+
+def _repo_root() -> Path:
+    return _checkout() or Path.cwd()
+
+
+def _wants_readme(args: argparse.Namespace) -> bool:
+    """The README's CLI reference is regenerated when asked (--readme), or with the checkout's own
+    docs/ (no --out, or --out naming it); never for docs written elsewhere or outside a checkout."""
+    if args.no_readme:
+        return False
+    if args.readme:
+        return True
+    checkout = _checkout()
+    if checkout is None:
+        return False
+    return args.out is None or Path(args.out).resolve() == (checkout / "docs").resolve()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that differ from what the DB generates")
     parser.add_argument("--readme", metavar="PATH",
-                        help="README whose CLI reference block to regenerate (default: README.md of this checkout)")
+                        help="README whose CLI reference block to regenerate (default: README.md of this "
+                        "checkout, when the docs go to its docs/; docs written anywhere else leave every "
+                        "README alone)")
     parser.add_argument("--no-readme", action="store_true", help="leave the README CLI reference alone")
     parser.add_argument("--force", action="store_true",
                         help="write into a folder that holds other files and no .msmap-docs marker "
@@ -54,13 +74,14 @@ def run(args: argparse.Namespace) -> int:
     from kb.docs import files as docfiles
     from kb.docs import generate
     from kb.errors import MsmapError
+    from kb.safepaths import write_file
 
     out = Path(args.out) if args.out else _repo_root() / "docs"
     if not args.check:
         docfiles.check_writable(out, args.force)  # before the work, not after
     generated = generate(open_kb(args))
     readme_path, readme_error, readme_new, readme_old = None, None, None, None
-    if not args.no_readme:
+    if _wants_readme(args):
         try:
             readme_path, readme_old, readme_new = _readme(args)
         except MsmapError as exc:
@@ -83,11 +104,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{_show(out)}: {len(generated)} generated files up to date")
         return 1 if problems or readme_error else 0
     changes = docfiles.sync(out, generated, force=args.force)
-    readme_state = "skipped" if args.no_readme else "error"
+    readme_state = "error" if readme_error else "skipped"
     if readme_path and readme_new is not None:
         readme_state = "unchanged" if readme_new == readme_old else "updated"
         if readme_state == "updated":
-            readme_path.write_text(readme_new, encoding="utf-8", newline="\n")
+            problem = write_file(readme_path, readme_new.encode("utf-8"))
+            if problem:
+                raise MsmapError(f"{_show(readme_path)}: {problem}", exit_code=1)
     if args.json:
         print_json({"out": str(out), "files": len(generated), "written": changes.written,
                     "removed": changes.removed, "unchanged": changes.unchanged, "readme": readme_state,

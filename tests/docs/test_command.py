@@ -128,6 +128,24 @@ def test_bad_readme_markers_are_reported_not_crashed_on(env, capsys, text):
     assert docs(env, "--no-readme") == 0
 
 
+def test_docs_written_elsewhere_need_no_readme(env, tmp_path, monkeypatch, capsys):
+    """Outside a checkout, or with --out anywhere but the checkout's docs/, no README is read or written."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no README.md here
+    assert cli.main(["docs", "--out", str(env["out"])]) == 0
+    captured = capsys.readouterr()
+    assert "README" not in captured.out + captured.err
+    assert cli.main(["docs", "--out", str(env["out"]), "--check"]) == 0
+    assert env["readme"].read_text() == README  # untouched
+    from kb.commands import docs as docs_command
+
+    monkeypatch.setattr(docs_command, "_checkout", lambda: None)  # an installed msmap, the default --out
+    capsys.readouterr()
+    assert cli.main(["docs", "--out", str(tmp_path / "site"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["readme"] == "skipped"
+
+
 def test_missing_readme_is_reported(env, capsys):
     env["readme"].unlink()
     assert docs(env) == 1
