@@ -16,36 +16,18 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from kb.analysis import inplace
+from kb.analysis import inplace, rules
 from kb.analysis.adapters import insertion
 from kb.analysis.annotations import TITLE as ANNOTATION_TITLE
 from kb.analysis.annotations import annotation_edit
 from kb.analysis.arguments import Blocked
 from kb.analysis.catalog import Catalog, KnowledgeBase
 from kb.analysis.document import Document
-from kb.analysis.factorykwargs import RECORD as FACTORY_DICT
-from kb.analysis.factorykwargs import TITLE as FACTORY_DICT_TITLE
-from kb.analysis.factorykwargs import factory_dicts
-from kb.analysis.featuretests import RECORD as FEATURE_TEST
-from kb.analysis.featuretests import TITLE as FEATURE_TEST_TITLE
-from kb.analysis.featuretests import feature_tests
 from kb.analysis.guesses import tensor_method_sites
-from kb.analysis.importfallbacks import RECORD as GUARDED_IMPORT
-from kb.analysis.importfallbacks import TITLE as GUARDED_IMPORT_TITLE
-from kb.analysis.importfallbacks import guarded_imports
 from kb.analysis.imports import ImportTable, is_torch_path, mentions_roots
 from kb.analysis.incremental import environment, reanalyze, settle
 from kb.analysis.layersubclass import subclass_edits, super_renames
-from kb.analysis.namelookups import RECORD as NAME_LOOKUP
-from kb.analysis.namelookups import TITLE as NAME_LOOKUP_TITLE
-from kb.analysis.namelookups import UNLISTED as NAME_LOOKUP_LEFT
-from kb.analysis.namelookups import name_lookups
-from kb.analysis.namelookups import replacement as lookup_replacement
 from kb.analysis.narrowing import branch_renames
-from kb.analysis.packedsequences import PACK, PACKED_BY
-from kb.analysis.packedsequences import RECORD as PACKED_RUN
-from kb.analysis.packedsequences import TITLE as PACKED_RUN_TITLE
-from kb.analysis.packedsequences import consumers as packed_consumers
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.rewrite import (
     bare_call,
@@ -59,15 +41,8 @@ from kb.analysis.rewrite import (
 from kb.analysis.sequential import add_module_edits, sequential_assignments
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.templates import removes as removes_construct
-from kb.analysis.tensors import call_at
-from kb.analysis.text import LineIndex, Position, Range, TextEdit, utf16_len
-from kb.analysis.trainloop import LR_RECORD, LR_TITLE, learning_rate_reads, mode_sites
-from kb.analysis.trainsteps import PARAMETERS_RECORD as OPT_PARAMS
-from kb.analysis.trainsteps import PARAMETERS_TITLE as OPT_PARAMS_TITLE
-from kb.analysis.trainsteps import RECORD as TRAIN_STEP
-from kb.analysis.trainsteps import TITLE as TRAIN_STEP_TITLE
-from kb.analysis.trainsteps import edits as train_step_edits
-from kb.analysis.trainsteps import optimizer_parameters, train_steps
+from kb.analysis.text import LineIndex, Position, Range, TextEdit, byte_range
+from kb.analysis.trainloop import mode_sites
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
 from kb.analysis.words import word_starts
 
@@ -152,10 +127,9 @@ class Analysis:
         return self._longest
 
     def spans(self) -> list[tuple[int, int]]:
-        """Per use, the bytes it covers together with its call."""
+        """Per use, the bytes it depends on (``Use.extent``)."""
         if self._spans is None:
-            self._spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span
-                           else (u.start, u.end) for u in self.uses]
+            self._spans = [u.extent() for u in self.uses]
         return self._spans
 
     @property
@@ -320,28 +294,7 @@ class Engine:
         self._add_branch_renames(sites, uses)
         self._add_sequential_assignments(sites, uses, source, alias)
         self._add_subclass_edits(sites, uses, source, alias)
-        uses += [self._feature_test(node, text, source) for node, text in feature_tests(root, source, resolver.imports)]
-        uses += [self._name_lookup(call, module, source)
-                 for call, module in name_lookups(root, source, resolver.imports)]
-        if resolver.has_torch_imports:
-            steps = [self._train_step(step, source, alias) for step in train_steps(root, source)]
-            stepped = {(u.range.start.offset, u.range.end.offset) for u in steps}
-            # the step's own finding replaces the guess that ``L.backward`` is a tensor method
-            uses = [u for u in uses if not (u.torch_name == TRAIN_STEP["torch"]
-                                            and (u.range.start.offset, u.range.end.offset) in stepped)] + steps
-            uses += self._optimizer_parameters(uses, root, source)
-            uses += [self._pattern_use(LR_RECORD, LR_TITLE, read, edit, source)
-                     for read, edit in learning_rate_reads(root, source)]
-        packing = [u for u in uses if u.torch_name == PACK and u.call_span and u.edits and u.target]
-        # the packed-sequence functions (data)
-        helper = packing[0].target.get("helper") if packing and packing[0].target else None
-        calls = [c for u in packing if u.call_span and (c := call_at(root, u.call_span)) is not None]
-        uses += [self._packed_run(call, text, source, helper, alias)
-                 for call, text in packed_consumers(root, source, calls)]
-        if resolver.has_torch_imports:
-            uses += [self._factory_dict(found, source) for found in factory_dicts(root, source)]
-            uses += [self._pattern_use(GUARDED_IMPORT, GUARDED_IMPORT_TITLE, statement, edit, source)
-                     for statement, edit in guarded_imports(root, source, resolver.imports)]
+        uses = self.with_rules(document, uses, alias, resolver.has_torch_imports)
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
         for use in uses:  # a method of a migrated class is fixed by its class's migration
@@ -358,82 +311,25 @@ class Engine:
         return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
                             (resolver, skip), tensors)
 
-    def _feature_test(self, call: Any, text: str, source: bytes) -> Use:
-        """``hasattr(torch, 'compiler')`` is False after migration (featuretests.py)."""
-        span = _range(source, call.start_byte, call.end_byte)
-        use = Use("hasattr", "call", span, FEATURE_TEST, None, "direct", title=FEATURE_TEST_TITLE,
-                  edits=[TextEdit(call.start_byte, call.end_byte, text)])
-        use.call_span = (call.start_byte, call.end_byte)
-        return use
+    def with_rules(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
+                   named: Callable[[tuple[str, ...]], list[Use]] | None = None) -> list[Use]:
+        """``uses`` (the uses of torch names) with what every registered rule finds in the document
+        (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order."""
+        root, source = document.tree.root_node, document.source
+        if named is None:
+            def named(prefixes: tuple[str, ...]) -> list[Use]:
+                return [u for u in uses if u.torch_name.startswith(prefixes)]
+        context = rules.Context(root, source, rules.rule_imports(root, source), alias, self.catalog, self.settings,
+                                has_torch_imports, self.choose_record, named)
+        found = rules.run(context)
+        gone = rules.replaced(found)
+        if gone:
+            uses = [u for u in uses if (u.torch_name, u.start, u.end) not in gone]
+        return uses + found
 
-    def _name_lookup(self, call: Any, module: str, source: bytes) -> Use:
-        """``getattr(nn, name)`` becomes a dict of the torch classes the name can be (namelookups.py)."""
-        span = _range(source, call.start_byte, call.end_byte)
-        text = lookup_replacement(call, module, self.catalog.names_below, self._reference_converts)
-        if text is None:
-            use = Use(NAME_LOOKUP["torch"], "call", span, NAME_LOOKUP, None, "manual", reason=NAME_LOOKUP_LEFT)
-        else:
-            use = Use(NAME_LOOKUP["torch"], "call", span, NAME_LOOKUP, None, "direct", title=NAME_LOOKUP_TITLE,
-                      edits=[TextEdit(call.start_byte, call.end_byte, text)])
-        use.call_span = (call.start_byte, call.end_byte)
-        return use
-
-    def _packed_run(self, call: Any, text: str, source: bytes, definition: str | None, alias: str) -> Use:
-        """``self.rnn(packed)`` runs the layer on the padded batch with seq_length (packedsequences.py)."""
-        span = _range(source, call.start_byte, call.end_byte)
-        edits = [TextEdit(call.start_byte, call.end_byte, text)]
-        helper = None if definition is None else \
-            insertion(call, source, PACKED_BY.decode(), definition.replace("{ms}", alias).rstrip("\n") + "\n")
-        use = Use(PACKED_RUN["torch"], "call", span, PACKED_RUN, None, "direct", title=PACKED_RUN_TITLE,
-                  edits=edits + ([helper] if helper is not None else []))
-        use.call_span = (call.start_byte, call.end_byte)
-        return use
-
-    def _train_step(self, step: Any, source: bytes, alias: str) -> Use:
-        """``loss.backward(); optimizer.step()`` becomes value_and_grad and ``optimizer(grads)`` (trainsteps.py)."""
-        call = step.backward.named_children[0]
-        method = call.child_by_field_name("function").child_by_field_name("attribute")  # the ``backward`` token
-        span = _range(source, method.start_byte, method.end_byte)
-        use = Use(TRAIN_STEP["torch"], "call", span, TRAIN_STEP, None, "direct", title=TRAIN_STEP_TITLE,
-                  edits=train_step_edits(step, source, alias))
-        use.call_span = (call.start_byte, call.end_byte)
-        return use
-
-    def _optimizer_parameters(self, uses: list[Use], root: Any, source: bytes) -> list[Use]:
-        """``torch.optim.X(model.parameters())``: the cell's trainable_params() (trainsteps.py)."""
-        found = []
-        for optimizer in uses:
-            if not (optimizer.torch_name.startswith("torch.optim.") and optimizer.record.get("kind") == "class"
-                    and optimizer.call_span and not optimizer.member):
-                continue
-            call = call_at(root, optimizer.call_span)
-            edit = optimizer_parameters(call) if call is not None else None
-            if edit is not None:
-                use = Use(OPT_PARAMS["torch"], "call", _range(source, edit.start, edit.end), OPT_PARAMS, None,
-                          "direct", title=OPT_PARAMS_TITLE, edits=[edit])
-                use.call_span = (edit.start, edit.end)
-                found.append(use)
-        return found
-
-    def _reference_converts(self, name: str) -> bool:
-        """Whether a reference to the torch class ``name`` (``norm = nn.BatchNorm2d``) converts automatically."""
-        record = self.catalog.lookup(name)
-        if record is None or record.get("kind") != "class":
-            return False
-        choice = self._verdict(record)[0]
-        return choice is not None and bool(choice.api) and (is_auto(choice) or unverified_consistent(choice))
-
-    def _factory_dict(self, found: Any, source: bytes) -> Use:
-        """``dd = {'device': device, 'dtype': dtype}`` keeps only a dtype that is not None (factorykwargs.py)."""
-        edit = found.edit()
-        return self._pattern_use(FACTORY_DICT, FACTORY_DICT_TITLE, found.value, edit, source)
-
-    def _pattern_use(self, record: dict, title: str, node: Any, edit: TextEdit, source: bytes) -> Use:
-        """A use of a torch pattern rather than a torch name (factorykwargs.py, importfallbacks.py)."""
-        span = _range(source, node.start_byte, node.end_byte)
-        use = Use(str(record["torch"]), "call", span, record, None, "direct", title=title, edits=[edit])
-        use.call_span = (min(node.start_byte, edit.start), max(node.end_byte, edit.end))
-        return use
+    def choose_record(self, record: dict) -> Any:
+        """The target choice for ``record`` under the current settings."""
+        return self._verdict(record)[0]
 
     def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
         """``m.weight`` -> ``m.gamma`` inside ``if isinstance(m, nn.BatchNorm2d):`` (narrowing.py),
@@ -563,9 +459,9 @@ class Engine:
             span = _new(Range, (_new(Position, (line, column, node.start_byte)),
                                 _new(Position, (end_line, end_column, node.end_byte))))
         elif node is not None:
-            span = _range(source, node.start_byte, node.end_byte, node.start_point, node.end_point)
+            span = byte_range(source, node.start_byte, node.end_byte, node.start_point, node.end_point)
         else:
-            span = _range(source, site.start, site.end)
+            span = byte_range(source, site.start, site.end)
         verdict = self._verdict(site.record)
         as_type = site.kind == "attribute" and site.node is not None and in_type_context(site.node)
         if choice is verdict[0] and (site.kind == "call" or site.kind == "attribute") and not as_type:
@@ -692,19 +588,6 @@ def manual_reason(choice: Any, caveats: list) -> str:
 
 
 _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (a third of the cost)
-
-
-def _range(source: bytes, start: int, end: int, start_point: Any = None, end_point: Any = None) -> Range:
-    return Range(_position(source, start, start_point), _position(source, end, end_point))
-
-
-def _position(source: bytes, offset: int, point: Any = None) -> Position:
-    if point is not None:
-        line, column = point[0], point[1]
-    else:
-        line = source.count(b"\n", 0, offset)
-        column = offset - (source.rfind(b"\n", 0, offset) + 1)
-    return Position(line, utf16_len(source[offset - column : offset]), offset)
 
 
 def _name_in_use(root: Any, source: bytes, name: str) -> bool:

@@ -180,6 +180,17 @@ def _broken(root: Any, start: int, end: int) -> bool:
     return node is None or node.has_error or node.is_missing
 
 
+_SPLAT = re.compile(rb"\*\*?[ \t]*([A-Za-z_]\w*)")
+
+
+def _feeds_a_splat(window: bytes, source: bytes) -> bool:
+    """Whether ``window`` (the old and new text of the edited statements) mentions a name that a call in
+    ``source`` unpacks (``*args``, ``**dd``): how such a call converts depends on what that name holds
+    (a factory dict's keys, a tuple's length), so every use must be looked at again."""
+    splatted = {m[1] for m in _SPLAT.finditer(source)}
+    return bool(splatted) and any(word in splatted for word in re.findall(rb"[A-Za-z_]\w*", window))
+
+
 def _enclosing(root: Any, start: int, end: int, types: Any) -> Any:
     node = root.descendant_for_byte_range(start, max(start, end - 1))
     while node is not None and (node.start_byte > start or node.end_byte < end or node.type not in types):
@@ -251,8 +262,8 @@ def widen(previous: Any, spans: list[tuple[int, int]], lo: int, hi: int, start: 
         last = bisect_right(previous.starts, old_hi)
         for index in range(first, last):
             a, b = spans[index]
-            if b < old_lo or a > old_hi:
-                continue
+            if b < old_lo or a > old_hi or uses[index].rule is not None:
+                continue  # (a rule's finding is found again after every edit: ``with_rules``)
             if uses[index].kind in ("import", "class_base", "method_def"):
                 return None
             new_a, new_b = (a if a <= start else a + delta), (b if b < start else b + delta)
@@ -354,6 +365,8 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         return None
     lo, hi = window
     old_lo, old_hi = edit.to_old(lo), edit.to_old(hi, True)
+    if _feeds_a_splat(previous.source[old_lo:old_hi] + b" " + document.source[lo:hi], document.source):
+        return None  # a call elsewhere unpacks a name the window mentions (``torch.zeros(n, **dd)``)
     if env.non_refs and bisect_left(env.non_refs, old_lo) != bisect_right(env.non_refs, old_hi):
         return None  # a binding occurrence (an assignment's target) in the window
     base_edits = env.edits + [(edit.start, edit.new_end, edit.delta)]
@@ -362,16 +375,75 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
         return None
     window_list, new_refs = redone
     parts = moved(kept_parts(previous, old_lo, old_hi), edit, previous.source, document.source)
-    window_spans = [(min(u.start, u.call_span[0]), max(u.end, u.call_span[1])) if u.call_span else (u.start, u.end)
-                    for u in window_list]
+    window_spans = [u.extent() for u in window_list]
     following, ref_counts = next_environment(env, document, edit, old_lo, old_hi, new_refs, base_edits)
     alias_edit = previous.alias_edit
     if alias_edit is not None and alias_edit.start >= edit.start:
         alias_edit = TextEdit(alias_edit.start + edit.delta, alias_edit.end + edit.delta, alias_edit.new_text)
-    return engine.incremental_analysis(document, previous, parts.before + window_list + parts.after,
-                                       parts.before_spans + window_spans + parts.after_spans,
-                                       alias_edit, ref_counts, following,
-                                       parts.before_lag + [STILL] * len(window_list) + parts.after_lag)
+    ruled = with_rules(engine, document, previous.alias, env.resolver.has_torch_imports,
+                       parts.before + window_list + parts.after, parts.before_spans + window_spans + parts.after_spans,
+                       parts.before_lag + [STILL] * len(window_list) + parts.after_lag,
+                       _replaced_outside(previous, edit, old_lo, old_hi))
+    if ruled is None:
+        return None
+    uses, spans, lag = ruled
+    return engine.incremental_analysis(document, previous, uses, spans, alias_edit, ref_counts, following, lag)
+
+
+def with_rules(engine: Any, document: Document, alias: str, has_torch_imports: bool, uses: list[Use],
+               spans: list[tuple[int, int]], lag: list[tuple[int, int]], replaced_before: set[tuple[str, int, int]]
+               ) -> tuple[list[Use], list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """The uses of torch names kept or redone, with every registered rule run again on the new text (its
+    previous findings dropped): a rule's findings are what a full analysis finds, however far they reach.
+    A rule use goes after the uses at the same place, as a full analysis orders them."""
+    kept = [i for i, use in enumerate(uses) if use.rule is None]
+    if len(kept) != len(uses):
+        uses, spans, lag = [uses[i] for i in kept], [spans[i] for i in kept], [lag[i] for i in kept]
+
+    def named(prefixes: tuple[str, ...]) -> list[Use]:
+        return [_settled(u, *lagged) if lagged != STILL else u
+                for u, lagged in zip(uses, lag, strict=True) if u.torch_name.startswith(prefixes)]
+
+    found = engine.with_rules(document, [], alias, has_torch_imports, named)
+    gone = {(u.replaces, u.start, u.end) for u in found if u.replaces}
+    if not replaced_before <= gone:
+        return None  # a use a finding took the place of, outside the window, is back: a full analysis finds it
+    if not found:
+        return uses, spans, lag
+    if gone:
+        names = {name for name, _, _ in gone}
+        drop = {i for i, (u, lagged) in enumerate(zip(uses, lag, strict=True)) if u.torch_name in names
+                and (u.torch_name, u.start + lagged[0], u.end + lagged[0]) in gone}
+        if drop:
+            keep = [i for i in range(len(uses)) if i not in drop]
+            uses, spans, lag = [uses[i] for i in keep], [spans[i] for i in keep], [lag[i] for i in keep]
+    keys = [(u.start + lagged[0], u.end + lagged[0]) for u, lagged in zip(uses, lag, strict=True)]
+    uses, spans, lag = list(uses), list(spans), list(lag)
+    for use in sorted(found, key=lambda u: (u.start, u.end)):  # (sorted is stable: rule order kept on ties)
+        index = bisect_right(keys, (use.start, use.end))
+        keys.insert(index, (use.start, use.end))
+        uses.insert(index, use)
+        spans.insert(index, use.extent())
+        lag.insert(index, STILL)
+    return uses, spans, lag
+
+
+def _replaced_outside(previous: Any, edit: Edit, old_lo: int, old_hi: int) -> set[tuple[str, int, int]]:
+    """(torch name, start, end), in the new text, of the uses that rule findings of ``previous`` took the
+    place of outside the re-analysed window ``old_lo..old_hi`` (old offsets): nothing finds those again
+    unless a finding still takes their place."""
+    uses, lag = previous.held()
+    found = set()
+    for index, use in enumerate(uses):
+        if use.rule is None or not use.replaces:
+            continue
+        moved = lag[index][0] if lag else 0
+        start, end = use.start + moved, use.end + moved
+        if old_lo <= start < old_hi:
+            continue
+        shift = edit.delta if start >= edit.old_end else 0
+        found.add((use.replaces, start + shift, end + shift))
+    return found
 
 
 def local_edit(previous: Any, document: Document, env: Environment) -> Edit | None:

@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import pairwise
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _NEWLINE = re.compile(rb"\n")
 
@@ -146,3 +146,17 @@ def shift_offset(offset: int, edits: Iterable[TextEdit]) -> int:
         if edit.end <= offset and not (edit.start == edit.end == offset):
             delta += len(encode(edit.new_text)) - (edit.end - edit.start)
     return offset + delta
+
+
+def byte_range(source: bytes, start: int, end: int, start_point: Any = None, end_point: Any = None) -> Range:
+    """The ``Range`` of bytes ``start..end`` of ``source`` (tree-sitter points, when given, save the counting)."""
+    return Range(_position(source, start, start_point), _position(source, end, end_point))
+
+
+def _position(source: bytes, offset: int, point: Any = None) -> Position:
+    if point is not None:
+        line, column = point[0], point[1]
+    else:
+        line = source.count(b"\n", 0, offset)
+        column = offset - (source.rfind(b"\n", 0, offset) + 1)
+    return Position(line, utf16_len(source[offset - column : offset]), offset)

@@ -49,10 +49,23 @@ class Use:
     call_span: tuple[int, int] | None = None  # the whole call, for calls
     group: int | None = None  # uses of one class migration share a group
     unchanged: bool = False  # the MindSpore code is the torch code as written (nothing to convert)
+    rule: str | None = None  # the registered rule that found it (kb/analysis/rules); None for a torch name
+    replaces: str | None = None  # a rule's use: the torch name of a use at the same place it takes over
 
     @property
     def start(self) -> int:
         return self.range.start.offset
+
+    def extent(self) -> tuple[int, int]:
+        """The bytes the use depends on: its range, its call, and the text its fix replaces (``with
+        torch.no_grad():`` rewrites its body: an edit there must redo the use)."""
+        start, end = self.range.start.offset, self.range.end.offset
+        if self.call_span is not None:
+            start, end = min(start, self.call_span[0]), max(end, self.call_span[1])
+        for edit in self.edits:
+            if edit.end > edit.start:
+                start, end = min(start, edit.start), max(end, edit.end)
+        return start, end
 
     @property
     def end(self) -> int:

@@ -1,0 +1,153 @@
+"""The rule registry: every idiom the engine converts beyond single torch names is one rule module here.
+
+A rule module defines one class, decorated with ``@register``, that says
+
+- ``name``: a short id (``train-step``), unique;
+- ``scope``: how far its findings reach — ``expression``, ``statement``, ``function`` or ``file``
+  (what an edit can change of them; the engine runs every rule again after each edit, so a finding
+  always equals what a fresh analysis of the same text finds);
+- ``record`` and ``title``: the knowledge-base-shaped record its uses report and its fix's title;
+- ``needs_torch_imports``: whether it runs only in files that import torch;
+- ``order``: when it runs (a rule that reads uses another rule makes runs after it);
+- ``example``: a small piece of torch code holding the idiom (the property test that holds an edited
+  document's analysis equal to a fresh one runs on every rule's example);
+- ``find(context)``: the findings in one file — each a node to underline, the edits that convert it
+  (or none, with the reason a human is needed), and optionally the torch name of a use at the same
+  place that it replaces.
+
+The engine knows no rule by name: it imports every module of this package once (``registered``), asks
+each rule for its findings in each file (``run``) and turns them into ``Use``s. Adding an idiom is one
+new module here plus its tests; no engine file changes.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from kb.analysis.imports import IMPORT_TYPES, ImportTable, mentions_roots
+from kb.analysis.text import TextEdit, byte_range
+from kb.analysis.uses import Use
+from kb.analysis.words import word_starts
+
+SCOPES = ("expression", "statement", "function", "file")
+
+
+@dataclass
+class Context:
+    """What a rule may read about one file."""
+
+    root: Any  # the tree-sitter module node
+    source: bytes
+    imports: ImportTable  # every import statement that binds a torch name, wherever it is, and the module's
+    alias: str  # how the file spells ``mindspore`` (``ms``)
+    catalog: Any  # kb.analysis.catalog.Catalog: records by torch name
+    settings: Any  # kb.analysis.settings.EngineSettings
+    has_torch_imports: bool
+    choose: Callable[[dict], Any]  # the target choice for a record, as the engine makes it
+    # the engine's uses of torch names starting with one of these prefixes, at their current places
+    uses_named: Callable[[tuple[str, ...]], list[Use]]
+
+
+@dataclass
+class Finding:
+    """One place a rule converts (``edits``) or leaves for a human (``reason``, no edits)."""
+
+    node: Any  # what is underlined (a tree-sitter node, or a (start, end) byte span)
+    edits: list[TextEdit] = field(default_factory=list)
+    title: str | None = None  # the fix's title; the rule's by default
+    reason: str = ""  # why no fix (when ``edits`` is empty)
+    record: dict | None = None  # the record reported; the rule's by default
+    call_span: tuple[int, int] | None = None  # what re-analysis must treat as one piece; node and edits by default
+    replaces: str | None = None  # a use of this torch name at the same place gives way to this finding
+
+
+class Rule:
+    name: ClassVar[str]
+    scope: ClassVar[str] = "file"
+    record: ClassVar[dict[str, Any]]
+    title: ClassVar[str]
+    needs_torch_imports: ClassVar[bool] = True
+    order: ClassVar[int] = 100
+    example: ClassVar[str] = ""
+
+    def find(self, context: Context) -> Iterable[Finding]:
+        raise NotImplementedError
+
+
+_RULES: dict[str, Rule] = {}
+_LOADED = False
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator: one instance of the rule joins the registry."""
+    if cls.scope not in SCOPES:
+        raise ValueError(f"rule {cls.name}: scope {cls.scope!r} is not one of {SCOPES}")
+    if not cls.example.strip():
+        raise ValueError(f"rule {cls.name}: no example (a piece of torch code the rule finds)")
+    if cls.name in _RULES and type(_RULES[cls.name]) is not cls:
+        raise ValueError(f"two rules are named {cls.name}")
+    _RULES[cls.name] = cls()
+    return cls
+
+
+def registered() -> list[Rule]:
+    """Every rule of this package, in the order they run."""
+    global _LOADED
+    if not _LOADED:
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
+        _LOADED = True
+    return sorted(_RULES.values(), key=lambda rule: (rule.order, rule.name))
+
+
+def rule_imports(root: Any, source: bytes) -> ImportTable:
+    """The module's imports plus every import statement below it that names a torch package: the same
+    table whether the engine analysed the file whole or re-analysed an edit."""
+    table = ImportTable.build(root, source)
+    if not mentions_roots(source):
+        return table
+    for keyword in (b"import", b"from"):
+        for at in word_starts(source, keyword):
+            node = root.named_descendant_for_byte_range(at, at + len(keyword))
+            while node is not None and node.type not in IMPORT_TYPES and node.type != "module":
+                node = node.parent if node.start_byte == at else None
+            if node is not None and node.type in IMPORT_TYPES and mentions_roots(node.text):
+                table.add(node)
+    return table
+
+
+def run(context: Context) -> list[Use]:
+    """The uses every registered rule finds in one file, rule by rule, each rule's in its order. A
+    finding that ``replaces`` a torch name is returned with ``Use.rule`` set; the caller drops the
+    uses of that name at the same place (``replaced``)."""
+    found: list[Use] = []
+    for rule in registered():
+        if rule.needs_torch_imports and not context.has_torch_imports:
+            continue
+        found += [_use(rule, finding, context.source) for finding in rule.find(context)]
+    return found
+
+
+def replaced(rule_uses: list[Use]) -> set[tuple[str, int, int]]:
+    """(torch name, start, end) of the uses that rule findings take the place of."""
+    return {(use.replaces, use.start, use.end) for use in rule_uses if use.replaces}
+
+
+def _use(rule: Rule, finding: Finding, source: bytes) -> Use:
+    start, end = (finding.node.start_byte, finding.node.end_byte) if not isinstance(finding.node, tuple) \
+        else finding.node
+    record = finding.record or rule.record
+    span = byte_range(source, start, end)
+    if finding.edits:
+        use = Use(str(record["torch"]), "call", span, record, None, "direct", title=finding.title or rule.title,
+                  edits=list(finding.edits))
+    else:
+        use = Use(str(record["torch"]), "call", span, record, None, "manual", reason=finding.reason)
+    use.call_span = finding.call_span or (min([start] + [e.start for e in finding.edits]),
+                                          max([end] + [e.end for e in finding.edits]))
+    use.rule = rule.name
+    use.replaces = finding.replaces
+    return use

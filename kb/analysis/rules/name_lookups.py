@@ -1,0 +1,41 @@
+"""``getattr(nn, name)`` becomes a dict of the torch classes the name can be (kb/analysis/namelookups.py)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kb.analysis.namelookups import RECORD, TITLE, UNLISTED, name_lookups, replacement
+from kb.analysis.rewrite import is_auto, unverified_consistent
+from kb.analysis.rules import Context, Finding, Rule, register
+from kb.analysis.text import TextEdit
+
+
+@register
+class NameLookups(Rule):
+    name = "name-lookup"
+    scope = "expression"
+    record = RECORD
+    title = TITLE
+    needs_torch_imports = False  # the finder itself looks for names bound by torch imports
+    order = 20
+    example = """\
+import torch.nn as nn
+def make_norm(dims, width):
+    return getattr(nn, f"BatchNorm{dims}d")(width)
+"""
+
+    def find(self, context: Context) -> Iterable[Finding]:
+        def converts(name: str) -> bool:
+            """Whether a reference to the torch class ``name`` (``norm = nn.BatchNorm2d``) converts automatically."""
+            record = context.catalog.lookup(name)
+            if record is None or record.get("kind") != "class":
+                return False
+            choice = context.choose(record)
+            return choice is not None and bool(choice.api) and (is_auto(choice) or unverified_consistent(choice))
+
+        for call, module in name_lookups(context.root, context.source, context.imports):
+            span = (call.start_byte, call.end_byte)
+            text = replacement(call, module, context.catalog.names_below, converts)
+            if text is None:
+                yield Finding(call, reason=UNLISTED, call_span=span)
+            else:
+                yield Finding(call, [TextEdit(call.start_byte, call.end_byte, text)], call_span=span)
