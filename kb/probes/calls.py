@@ -120,6 +120,10 @@ class Case:
     seed: int = 0
     rtol: float = 1e-4
     atol: float = 1e-5
+    # rewrite probes: the class (``kb.probes.values.value_class``) of each literal parameter's value in
+    # this call, and the parameter this case varies from the base call ("" for a call style / example)
+    values: dict[str, str] = field(default_factory=dict)
+    varied: str = ""
     # filled by convert_cases / execute
     stem: str = ""  # the files' common path: <stem>.torch.py, <stem>.ms.py, <stem>.<side>.pkl
     converted: str = ""

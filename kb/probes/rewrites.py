@@ -39,7 +39,7 @@ import re
 import tempfile
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ from kb.probes.generate import (
     SKIP_WORDS,
     TENSOR_PARAMS,
 )
+from kb.probes.values import alternatives, literal_value, value_class
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 KINDS = ("function", "class", "method")
@@ -77,8 +78,14 @@ SPATIAL = {"unfold": "2d", "fold": "2d", "pixel_shuffle": "2d", "pixel_unshuffle
            "PixelUnshuffle": "2d", "Unfold": "2d", "channel_shuffle": "2d", "ChannelShuffle": "2d"}
 # Not computations on tensor values (an address, a random in-place fill).
 NOT_VALUES = ("data_ptr", "exponential_", "geometric_", "cauchy_", "log_normal_")
+# Random ops: their outputs are compared on shapes and dtypes only (as bench_calls does).
+SHAPE_ONLY = ("rand", "dropout", "empty", "normal", "bernoulli", "multinomial", "poisson", "uniform",
+              "exponential_", "geometric_", "cauchy_", "log_normal_")
+VALUE_WORDS = ("_like", "is_")  # deterministic computations generate.py's equivalence probes skip
+MAX_ALTERNATIVES = 2  # other values tried per parameter
+MAX_VALUE_CASES = 10  # value cases per target
 RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
-                 "detail", "passed", "failed", "styles")
+                 "detail", "passed", "failed", "styles", "values", "value_failures")
 
 
 class Unprobed(Exception):
@@ -105,7 +112,7 @@ def _literal(text: str | None) -> bool:
 
 
 def _skip_word(leaf: str) -> str | None:
-    found = next((w for w in SKIP_WORDS + NOT_VALUES if w in leaf), None)
+    found = next((w for w in SKIP_WORDS + NOT_VALUES if w in leaf and w not in SHAPE_ONLY + VALUE_WORDS), None)
     if leaf.startswith("_"):
         return "private name"
     if found:
@@ -250,15 +257,20 @@ def _fills(params: list) -> list[tuple[str, ...]]:
 
 def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -> tuple[list[Case], str]:
     """(cases, why nothing could be generated) for one torch API: the first input variant and
-    choice of None-defaulted arguments that torch runs without objection (else with a soft one)."""
+    choice of None-defaulted arguments that torch runs without objection (else with a soft one),
+    in the four call styles, then that call with each literal parameter at other values torch
+    accepts (``value_cases``). Random ops are compared on shapes and dtypes only."""
     leaf = torch_name.rsplit(".", 1)[-1]
     skip = _skip_word(leaf)
     layer = kind == "class"
-    if skip and not (layer and "dropout" in leaf.lower()):
+    if skip:
         return [], skip
+    compare = "shape" if any(w in leaf.lower() for w in SHAPE_ONLY) else "values"
     why = ""
     fallback: list[Case] = []
     cases: list[Case] = []
+    chosen: tuple[list[Arg], dict[str, Any]] | None = None
+    fallback_chosen: tuple[list[Arg], dict[str, Any]] | None = None
     variants = [INPUT_VARIANTS[0]] if layer else _variants(torch_name)
     func = "x." + leaf if kind == "method" else _spelling(torch_name)
     for variant in variants:
@@ -277,17 +289,87 @@ def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -
                 if problem is not None:
                     why = f"torch fails on the generated call: {problem}"
                     continue
-                made = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer)
-                        for style, src in sources.items()]
+                base = base_values(params, args, ins)
+                made = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer, compare=compare,
+                             values=base) for style, src in sources.items()]
                 if not soft:
-                    cases = made
+                    cases, chosen = made, (args, ins)
                     break
-                fallback = fallback or made
+                if not fallback:
+                    fallback, fallback_chosen = made, (args, ins)
             if cases:
                 break
         if cases:
             break
-    return _with_example(cases or fallback, torch_name, example, why)
+    if not cases and fallback:
+        cases, chosen = fallback, fallback_chosen
+    if chosen is not None:
+        cases += value_cases(torch_name, func, params, chosen[0], chosen[1], layer, compare)
+    return _with_example(cases, torch_name, example, why)
+
+
+def _tensor_arg(arg: Arg, inputs: dict[str, Any]) -> bool:
+    return arg.value in inputs or arg.value.startswith("[") and any(n in arg.value for n in inputs)
+
+
+def _probed_params(params: list, args: list[Arg], inputs: dict[str, Any]) -> list[tuple[str, str, bool, Any]]:
+    """(name, kind, passed in the base call, its value there or its default) of every parameter whose
+    value a call writes as a literal: not a tensor, not torch-only, not ``*args``/``**kwargs``."""
+    passed = {a.name: a for a in args}
+    out = []
+    for name, kind, default in params:
+        if kind in ("VAR_POSITIONAL", "VAR_KEYWORD") or name in TORCH_ONLY or name.startswith("_"):
+            continue
+        arg = passed.get(name)
+        if arg is not None:
+            if _tensor_arg(arg, inputs):
+                continue
+            ok, value = literal_value(arg.value)
+            if ok:
+                out.append((name, kind, True, value))
+            continue
+        if name in TENSORS and default != "None":
+            continue
+        ok, value = literal_value(default) if default is not None else (False, None)
+        if ok:
+            out.append((name, kind, False, value))
+    return out
+
+
+def base_values(params: list, args: list[Arg], inputs: dict[str, Any]) -> dict[str, str]:
+    """The class of every literal parameter's value in the base call (omitted ones at their default)."""
+    return {name: value_class(value) for name, _, _, value in _probed_params(params, args, inputs)}
+
+
+def value_cases(torch_name: str, func: str, params: list, args: list[Arg], inputs: dict[str, Any], layer: bool,
+                compare: str) -> list[Case]:
+    """The base call with one literal parameter at a time set to another value torch accepts
+    (``kb.probes.values.alternatives``), written with keywords; values torch refuses, warns about or
+    answers with NaN are not tried."""
+    out: list[Case] = []
+    base = base_values(params, args, inputs)
+    for name, kind, passed, value in _probed_params(params, args, inputs):
+        if kind == "POSITIONAL_ONLY" and not passed:
+            continue
+        has_default = next((p[2] for p in params if p[0] == name), None) is not None
+        tried, seen = 0, {base.get(name)}
+        for alt in alternatives(name, value, has_default or passed):
+            if tried >= MAX_ALTERNATIVES or len(out) >= MAX_VALUE_CASES:
+                break
+            if value_class(alt) in seen:
+                continue
+            seen.add(value_class(alt))
+            new = [Arg(a.name, repr(alt), a.kw_only, a.pos_only) if a.name == name else a for a in args]
+            if not passed:
+                new.append(Arg(name, repr(alt), kw_only=True))
+            source = snippet(render_call(func, new, "keyword"), list(inputs), layer, typed=True)
+            problem, soft = _torch_runs(source, inputs, layer)
+            if problem is not None or soft:
+                continue
+            tried += 1
+            out.append(Case(id=f"{torch_name}/value:{name}={alt!r}", source=source, inputs=inputs, layer=layer,
+                            compare=compare, values=dict(base, **{name: value_class(alt)}), varied=name))
+    return out
 
 
 def _with_example(cases: list[Case], torch_name: str, example: dict | None, why: str) -> tuple[list[Case], str]:
@@ -359,7 +441,9 @@ def _unprobed_reason(c: dict[str, Any]) -> str | None:
 
 
 def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
-    """(result, detail, styles passed, styles failed) from executed cases of one target."""
+    """(result, detail, styles passed, styles failed) from executed cases of one target: its call
+    styles and example decide (a parameter at another value is recorded per value, ``proven_values``)."""
+    cases = [c for c in cases if not c.varied]
     passed = [c.id.rsplit("/", 1)[1] for c in cases if c.result == "pass"]
     bad = [c for c in cases if c.result in ("wrong", "crash")]
     failed = [c.id.rsplit("/", 1)[1] for c in bad]
@@ -374,63 +458,146 @@ def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
 
 def run_rewrite_probes(data: Path, only: str | None = None, jobs: int = 2,
                        tick: Callable[[str], None] = lambda s: None,
-                       cache: Path | None = None) -> list[dict[str, Any]]:
+                       cache: Path | None = None, chunk: int = 0,
+                       on_rows: Callable[[list[dict[str, Any]]], None] = lambda rows: None) -> list[dict[str, Any]]:
     """Probe every auto target (or those whose torch name contains ``only``); one row per target.
     ``cache``: a folder of stored results (``kb.probes.resultcache``); calls whose emitted code
-    is unchanged since they were executed are not run again."""
-    from kb.analysis.settings import EngineSettings
+    is unchanged since they were executed are not run again. ``chunk``: probe this many torch
+    names at a time and hand each chunk's rows to ``on_rows`` (a long run records as it goes)."""
     from kb.build import build
     from kb.check.run import installed_version
     from kb.probes.resultcache import ResultCache
 
     versions = {"mindspore": installed_version("mindspore"), "torch": installed_version("torch")}
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="msmap-rewrites-") as tmp:
         db = Path(tmp) / "kb-without-verdicts.sqlite"
         build(data, db, verdicts=False)
         cands = [c for c in candidates(db) if not only or only in c["torch"]]
         tick(f"{len(cands)} auto targets")
-        plans: list[Plan] = []
-        planned: dict[str, tuple[list[Case], str]] = {}
-        for c in cands:
-            plan = Plan(c["torch"], c["family"], c["api"])
-            plan.why = _unprobed_reason(c) or ""
-            if not plan.why:
-                if c["torch"] not in planned:
-                    planned[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
-                made, plan.why = planned[c["torch"]]
-                plan.cases = [Case(id=k.id, source=k.source, inputs=k.inputs, layer=k.layer) for k in made]
-            plans.append(plan)
-        tick(f"{sum(bool(p.cases) for p in plans)} targets with generated calls")
-        everything = []
-        for family in ("classic", "mint"):
-            cases = [k for p in plans if p.family == family for k in p.cases]
-            # the engine's default device: the target's own rewrite (with --device CPU a mint op
-            # without a CPU kernel is replaced by another API, which would prove something else)
-            convert_cases(cases, Path(tmp) / family, family, db, device=EngineSettings().device)
-            everything += cases
+        known = _no_kernel_rows(results_path(data / "probes", str(versions["mindspore"])), versions)
+        # what no call probes first (instant), then the namespaces most code calls
+        order = {ns: i for i, ns in enumerate(("torch.nn.functional", "torch.nn", "torch", "torch.Tensor"))}
+        ranked = sorted(cands, key=lambda c: (_unprobed_reason(c) is None, order.get(c["namespace"], 9), c["torch"]))
+        names = list(dict.fromkeys(c["torch"] for c in ranked))
+        size = chunk if chunk > 0 else max(len(names), 1)
         store = ResultCache(cache) if cache is not None else None
-        execute(everything, jobs=jobs, cache=store)
-        if store is not None:
-            tick(f"{len(everything)} calls: {store.misses} executed, {store.hits} unchanged since a stored run")
-            store.close()
-        else:
-            tick(f"{len(everything)} calls executed")
+        try:
+            for n, start in enumerate(range(0, len(names), size)):
+                group = set(names[start:start + size])
+                part = _probe(Path(tmp) / f"chunk{n}", db, [c for c in cands if c["torch"] in group], jobs, store,
+                              tick, versions, known)
+                rows += part
+                on_rows(part)
+                tick(f"{start + len(group)} of {len(names)} torch names probed")
+        finally:
+            if store is not None:
+                store.close()
+    return rows
+
+
+def _no_kernel_rows(path: Path, versions: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+    """(torch, family, MindSpore API) -> detail of recorded rows of the same versions whose emitted
+    rewrite met no CPU kernel: not run again (each such error costs a fresh MindSpore process)."""
+    out = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line) if line.strip() else {}
+            if r.get("result") == "unprobed" and "no_cpu_kernel" in str(r.get("detail")) and \
+                    r.get("ms_version") == versions["mindspore"] and r.get("torch_version") == versions["torch"]:
+                out[(r["torch"], r["family"], r["ms_api"])] = str(r["detail"])
+    return out
+
+
+def _probe(work: Path, db: Path, cands: list[dict[str, Any]], jobs: int, store: Any,
+           tick: Callable[[str], None], versions: dict[str, Any],
+           known: dict[tuple[str, str, str], str] | None = None) -> list[dict[str, Any]]:
+    """Rows for ``cands``: one call per target, then its other call styles and example; then, for
+    the targets those prove, the calls with one parameter at another value. ``known``: targets a
+    recorded run found without a CPU kernel (not run again)."""
+    plans: list[Plan] = []
+    planned: dict[str, tuple[list[Case], str]] = {}
+    for c in cands:
+        plan = Plan(c["torch"], c["family"], c["api"])
+        plan.why = _unprobed_reason(c) or (known or {}).get((c["torch"], c["family"], c["api"]), "")
+        if not plan.why:
+            if c["torch"] not in planned:
+                planned[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
+            made, plan.why = planned[c["torch"]]
+            plan.cases = [replace(k, values=dict(k.values)) for k in made]
+        plans.append(plan)
+    tick(f"{sum(bool(p.cases) for p in plans)} targets with generated calls")
+    # one call per target first: a target without a CPU kernel (or that crashes) shows it on the first
+    # call, and each such MindSpore error costs a fresh worker process
+    firsts = {id(p): next(k for k in p.cases if not k.varied) for p in plans if p.cases}
+    _run(list(firsts.values()), plans, work / "first", db, jobs, store, tick)
+    going = [p for p in plans if p.cases and firsts[id(p)].result not in ("no_cpu_kernel", "torch_error", "timeout")]
+    _run([k for p in going for k in p.cases if not k.varied and id(k) != id(firsts[id(p)])], going,
+         work / "styles", db, jobs, store, tick)
+    for p in plans:
+        if p.cases and p not in going:  # the other styles would meet the same missing kernel or broken call
+            p.cases = [firsts[id(p)]]
+    proven = [p for p in going if verdict(p.cases)[0] == "proven"]
+    _run([k for p in proven for k in p.cases if k.varied], proven, work / "values", db, jobs, store, tick)
+    for p in plans:  # value cases of targets that were not proven did not run
+        p.cases = [k for k in p.cases if not k.varied or p in proven]
     return [_row(p, versions) for p in plans]
+
+
+def _run(cases: list[Case], plans: list[Plan], work: Path, db: Path, jobs: int, store: Any,
+         tick: Callable[[str], None]) -> None:
+    from kb.analysis.settings import EngineSettings
+
+    chosen = {id(k) for k in cases}
+    for family in ("classic", "mint"):
+        mine = [k for p in plans if p.family == family for k in p.cases if id(k) in chosen]
+        # the engine's default device: the target's own rewrite (with --device CPU a mint op
+        # without a CPU kernel is replaced by another API, which would prove something else)
+        convert_cases(mine, work / family, family, db, device=EngineSettings().device)
+    hits = store.hits if store is not None else 0
+    execute(cases, jobs=jobs, cache=store)
+    fresh = (store.hits - hits) if store is not None else 0
+    tick(f"{len(cases)} calls: {len(cases) - fresh} executed, {fresh} unchanged since a stored run")
 
 
 def _row(plan: Plan, versions: dict[str, Any]) -> dict[str, Any]:
     styles = {}
     for c in plan.cases:
-        styles[c.id.rsplit("/", 1)[1]] = {"result": c.result, "detail": c.detail[:300],
-                                          "torch": _body(c.source), "emitted": _body(c.converted)}
+        if not c.varied:
+            styles[c.id.rsplit("/", 1)[1]] = {"result": c.result, "detail": c.detail[:300],
+                                              "torch": _body(c.source), "emitted": _body(c.converted)}
     if plan.cases:
         result, detail, passed, failed = verdict(plan.cases)
     else:
         result, detail, passed, failed = "unprobed", plan.why, [], []
+    values, value_failures = proven_values(plan.cases) if result == "proven" else ({}, [])
     return {"probe": f"rewrite/{plan.family}/{plan.torch}", "kind": "rewrite", "torch": plan.torch,
             "family": plan.family, "ms_api": plan.api, "ms_version": versions["mindspore"],
             "torch_version": versions["torch"], "device": "cpu", "result": result, "detail": detail,
-            "passed": passed, "failed": failed, "styles": styles}
+            "passed": passed, "failed": failed, "styles": styles, "values": values,
+            "value_failures": value_failures}
+
+
+def proven_values(cases: list[Case]) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """Per parameter, the classes of values whose emitted rewrite ran and matched torch (``proven``)
+    and of those whose rewrite differed or crashed (``failed``); and one line per failed value.
+    A value whose case did not run (no kernel, timeout, left for a human) is neither."""
+    proven: dict[str, set[str]] = {}
+    failed: dict[str, set[str]] = {}
+    lines = []
+    for c in cases:
+        for name, cls in c.values.items():
+            proven.setdefault(name, set())
+            failed.setdefault(name, set())
+            if c.result == "pass":
+                proven[name].add(cls)
+        if c.varied and c.result in ("wrong", "crash"):
+            failed[c.varied].add(c.values[c.varied])
+            lines.append(f"{c.id.split('/value:', 1)[1]}: {c.result}: {c.detail}"[:200])
+    for name in failed:
+        proven[name] -= failed[name]
+    return ({name: {"proven": sorted(proven[name]), "failed": sorted(failed[name])} for name in sorted(proven)},
+            lines)
 
 
 def _body(source: str) -> str:
@@ -439,3 +606,43 @@ def _body(source: str) -> str:
 
 def results_path(folder: Path, ms_version: str) -> Path:
     return folder / f"rewrites-mindspore-{ms_version}-cpu.jsonl"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kb.probes.rewrites [--only TEXT] [--chunk N] [--jobs J]``: ``msmap probe --rewrites
+    --record`` that records each chunk of torch names as it finishes (a long run keeps what it did)."""
+    import argparse
+    import sys
+
+    from kb import paths
+    from kb.check.run import installed_version
+    from kb.probes import defs
+    from kb.probes.resultcache import default_folder
+
+    parser = argparse.ArgumentParser(prog="python -m kb.probes.rewrites")
+    parser.add_argument("--only")
+    parser.add_argument("--chunk", type=int, default=60)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    data = paths.data_dir()
+    path = results_path(data / "probes", str(installed_version("mindspore")))
+    done: list[dict[str, Any]] = []
+
+    def keep(rows: list[dict[str, Any]]) -> None:
+        done.extend(rows)
+        defs.record(rows, path, replace_all=False, fields=RECORD_FIELDS)
+
+    def tick(text: str) -> None:
+        sys.stderr.write(f"rewrites: {text}\n")
+        sys.stderr.flush()
+
+    run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2), chunk=args.chunk, on_rows=keep,
+                       tick=tick, cache=default_folder())
+    if not args.only:  # a full run: rows of targets that are no longer candidates go
+        defs.record(done, path, replace_all=True, fields=RECORD_FIELDS)
+    sys.stderr.write(f"rewrites: recorded {len(done)} targets in {path}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

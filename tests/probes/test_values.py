@@ -1,0 +1,82 @@
+"""Parameter values a rewrite is proven for: classes, the values tried, and convert's check."""
+from __future__ import annotations
+
+import pytest
+
+from kb.probes import rewrites
+from kb.probes.values import alternatives, value_class, value_verdict
+
+LEAKY_RELU = [["input", "POSITIONAL_OR_KEYWORD", None], ["negative_slope", "POSITIONAL_OR_KEYWORD", "0.01"],
+              ["inplace", "POSITIONAL_OR_KEYWORD", "False"]]
+CONV2D = [["input", "POSITIONAL_OR_KEYWORD", None], ["weight", "POSITIONAL_OR_KEYWORD", None],
+          ["bias", "POSITIONAL_OR_KEYWORD", "None"], ["stride", "POSITIONAL_OR_KEYWORD", "1"],
+          ["padding", "POSITIONAL_OR_KEYWORD", "0"], ["dilation", "POSITIONAL_OR_KEYWORD", "1"],
+          ["groups", "POSITIONAL_OR_KEYWORD", "1"]]
+
+
+@pytest.mark.parametrize(("value", "cls"), [
+    (True, "bool:True"), (0, "num:0"), (1, "num:1"), (3, "num:+"), (5, "num:+"), (0.2, "num:frac"),
+    (-1, "num:-1"), (-3, "num:-"), (None, "none"), ("bicubic", "str:bicubic"), ((3, 1), "seq:(num:+,num:1)"),
+])
+def test_value_classes(value, cls):
+    assert value_class(value) == cls
+
+
+def test_alternatives_are_other_values_of_the_parameters_domain():
+    assert alternatives("inplace", False) == [True]
+    assert "bicubic" in alternatives("mode", "nearest") and "nearest" not in alternatives("mode", "nearest")
+    assert set(alternatives("dim", 1)) >= {0, -1}
+    assert alternatives("reduction", "mean")[:2] == ["sum", "none"]
+    assert alternatives("weird", object()) == []
+
+
+RECORD = {"padding": {"proven": ["num:0"], "failed": ["num:1", "num:+"]},
+          "stride": {"proven": ["num:1", "num:+"], "failed": []},
+          "mode": {"proven": ["str:nearest"], "failed": []}}
+
+
+def test_a_call_is_checked_against_the_proven_values():
+    assert value_verdict(RECORD, "stride", "2") is None  # same class as a proven value
+    assert value_verdict(RECORD, "padding", "0") is None
+    assert "differs from torch at padding=1" in value_verdict(RECORD, "padding", "1")
+    assert value_verdict(RECORD, "mode", "'bicubic'") == \
+        "unproven value: mode='bicubic' (no rewrite probe ran this value)"
+    assert value_verdict(RECORD, "stride", "s") is None  # not a literal: every value tried matched
+    assert "unproven value: padding=p" in value_verdict(RECORD, "padding", "p")
+    assert value_verdict(RECORD, "weight", "w") is None  # a tensor: not varied, not checked
+    assert value_verdict(None, "padding", "1") is None
+
+
+def test_value_cases_vary_one_literal_parameter_at_a_time():
+    pytest.importorskip("torch")
+    cases, why = rewrites.plan_calls("torch.nn.functional.leaky_relu", "function", LEAKY_RELU, None)
+    assert cases, why
+    varied = [c for c in cases if c.varied]
+    assert {c.varied for c in varied} == {"negative_slope", "inplace"}
+    assert any("inplace=True" in c.source for c in varied)
+    assert sum(c.varied == "negative_slope" for c in varied) >= 2  # >= 2 values besides the default
+    base = next(c for c in cases if not c.varied)
+    assert base.values == {"negative_slope": "num:frac", "inplace": "bool:False"}
+    conv, why = rewrites.plan_calls("torch.nn.functional.conv2d", "function", CONV2D, None)
+    assert any(c.varied == "padding" and "padding=1" in c.source for c in conv), why
+    assert not any(c.varied in ("input", "weight") for c in conv)  # tensors are not varied
+
+
+def test_proven_values_from_executed_cases():
+    from kb.probes.calls import Case
+
+    def case(values, varied, result):
+        c = Case(id="torch.f/" + (f"value:{varied}=1" if varied else "keyword"), source="", inputs={},
+                 values=values, varied=varied)
+        c.result, c.detail = result, "crash: ValueError: pad"
+        return c
+
+    values, lines = rewrites.proven_values([
+        case({"padding": "num:0", "stride": "num:1"}, "", "pass"),
+        case({"padding": "num:1", "stride": "num:1"}, "padding", "crash"),
+        case({"padding": "num:0", "stride": "num:+"}, "stride", "pass"),
+        case({"padding": "num:0", "stride": "num:-1"}, "stride", "no_cpu_kernel"),
+    ])
+    assert values == {"padding": {"proven": ["num:0"], "failed": ["num:1"]},
+                      "stride": {"proven": ["num:+", "num:1"], "failed": []}}
+    assert lines == ["padding=1: crash: crash: ValueError: pad"]
