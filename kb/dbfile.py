@@ -15,11 +15,14 @@ database is never checked twice.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from kb import paths
 from kb.errors import MsmapError
+from kb.safepaths import kind, refuse_unless_writable
 
 APPLICATION_ID = 0x6D736D70  # "msmp"
 HEADER = b"SQLite format 3\x00"
@@ -52,11 +55,26 @@ def is_msmap(path: Path) -> bool:
     return keys == {"fingerprint", "schema"}
 
 
-def check_replaceable(path: Path, force: bool = False) -> None:
-    """Raise unless ``path`` is missing, empty, msmap's own database, or ``force`` is given."""
-    if path.is_dir():
-        raise MsmapError(f"{path} is a directory, not a knowledge base file")
-    if force or not path.exists() or path.stat().st_size == 0 or is_msmap(path):
+def check_usable(path: Path) -> None:
+    """Raise unless ``path`` is missing or (through any symlink) a regular file: a FIFO would block
+    every read, and a device (``/dev/null``) is not an empty file to build into."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return  # missing (or unreadable: opening it says why)
+    if not stat.S_ISREG(info.st_mode):
+        raise MsmapError(f"the knowledge base path {path} is {kind(info.st_mode)}, not a regular file; "
+                         "msmap never replaces it (set --db or MSMAP_DB to a file path)")
+
+
+def check_replaceable(path: Path, force: bool = False, explicit: bool = True) -> None:
+    """Raise unless msmap may (re)build the knowledge base at ``path``: a path ``kb.safepaths``
+    allows (never a device, FIFO, symlink or read-only file), missing, an empty regular file,
+    msmap's own database, or ``force`` given.  ``explicit=False``: msmap's own cache location,
+    where any regular file is msmap's."""
+    check_usable(path)
+    refuse_unless_writable(path, "knowledge base")
+    if force or not explicit or not path.exists() or path.stat().st_size == 0 or is_msmap(path):
         return
     raise MsmapError(f"{path} is not an msmap knowledge base; refusing to replace it "
                      f"(choose another path, or run 'msmap build --db {path} --force' to overwrite it)")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb.analysis.imports import is_torch_path
+from kb.analysis.sourcefile import read_source
 from kb.analysis.starimports import module_file
 
 MAX_DEPTH = 4  # relative imports followed from one sibling to the next
@@ -33,11 +34,8 @@ class ImportedClass:
 
 
 def _parse(path: Path) -> ast.Module | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if b"class" not in data:
+    data, _ = read_source(path)  # bounded as the inputs are (size, syntax)
+    if data is None or b"class" not in data:
         return None
     try:
         return ast.parse(data)

@@ -9,8 +9,9 @@ are written out right after the star import; the names then convert like any imp
 the ones left unused are removed with the other unused torch imports.
 
 Only relative star imports of files that exist are followed (one level of their own star imports
-too); a sibling's ``__all__``, when it is a literal list or tuple of strings, decides what a star
-import exports, as Python does; otherwise every name not starting with ``_``.
+too), read by ``sourcefile.read_source`` with the inputs' bounds (size, syntax); a sibling's
+``__all__``, when it is a literal list or tuple of strings, decides what a star import exports,
+as Python does; otherwise every name not starting with ``_``.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import ast
 from pathlib import Path
 
 from kb.analysis.imports import mentions_roots
+from kb.analysis.sourcefile import read_source
 
 TORCH_ROOT = "torch"
 
@@ -84,12 +86,7 @@ def _torch_bindings(tree: ast.Module) -> dict[str, str]:
 def brought_in(path: Path, node: ast.ImportFrom, depth: int = 1) -> dict[str, str]:
     """The torch names ``from .x import *`` at ``path`` binds: name -> dotted torch path."""
     module = _module_file(path, node)
-    data = None
-    if module is not None:
-        try:
-            data = module.read_bytes()
-        except OSError:
-            data = None
+    data = read_source(module)[0] if module is not None else None  # bounded as the inputs are
     tree = _parse(data) if data is not None and mentions_roots(data) else None
     if tree is None or module is None:
         return {}

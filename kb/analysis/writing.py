@@ -5,8 +5,9 @@
   apart from the converted files.  Virtual environments, ``__pycache__``, ``node_modules`` and
   ``site-packages`` are not copied.  DIR may not overlap an input (inside it, or the folder that
   holds it, where the "copy" would be the originals): that is ``--in-place``'s job.
-- ``--in-place``: a file is replaced only when it is a regular file the user may write; a
-  symlink is never written through (its target is converted where it lies, if it is in the tree).
+- ``--in-place``: a file is replaced only when ``kb.safepaths`` allows it: a regular file, not
+  a symlink (its target is converted where it lies, if it is in the tree), not read-only (for
+  root either), no other hard link; it keeps its owner and mode.
 - Every file is written to a temporary file beside it and renamed over it, so a run that is
   killed leaves each file either as it was or converted, never half-written; nothing is
   written through a symlink out of DIR.  A run killed with ``kill -9`` cannot remove its
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from kb.errors import MsmapError
 from kb.paths import remove_stale_temporaries as remove_stale_temporaries  # re-exported for msmap convert
-from kb.paths import write_atomically
+from kb.safepaths import write_file
 
 NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -68,29 +69,13 @@ def write_copy(target: Path, data: bytes, like: Path, out: Path) -> str | None:
     problem = _outside(target, out)
     if problem:
         return problem
-    return _replace(target, like, data)
+    problem = write_file(target, data, like=like, inputs=[like])
+    return f"not written: {target} {problem}" if problem else None
 
 
 def write_in_place(path: Path, data: bytes) -> str | None:
     """Rewrite ``path`` with ``data``; None, or why the file was left as it is."""
-    if path.is_symlink():
-        return "is a symlink: not written through (convert the file it points to, where it lies)"
-    if not os.access(path, os.W_OK):
-        return "read-only: not rewritten (make it writable, or use --out)"
-    return _replace(path, path, data)
-
-
-def _replace(target: Path, like: Path, data: bytes | None = None) -> str | None:
-    """Put ``data`` (default: a copy of ``like``) at ``target`` with the mode of ``like``."""
-    try:
-        mode = stat.S_IMODE(os.stat(like).st_mode)
-    except OSError:
-        mode = 0o644
-    try:
-        write_atomically(target, like if data is None else data, mode)
-    except OSError as exc:
-        return f"cannot write {target}: {exc.strerror or exc}"
-    return None
+    return write_file(path, data)
 
 
 def _outside(target: Path, out: Path) -> str | None:
@@ -154,4 +139,5 @@ def copy_entry(source: Path, target: Path, out: Path) -> str | None:
             return "skipped: not a regular file (FIFO, device or socket)"
     except OSError as exc:
         return f"cannot copy: {exc.strerror or exc}"
-    return _replace(target, source)
+    problem = write_file(target, source, like=source, inputs=[source])
+    return f"not copied: {target} {problem}" if problem else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.errors import MsmapError
+from kb.safepaths import write_file
 
 MARKER = ".msmap-docs"
 MARKER_HEAD = ("# Written by 'msmap docs'. It rewrites and removes only the files listed below;\n"
@@ -72,23 +73,48 @@ def check_writable(out: Path, force: bool = False) -> None:
 
 
 def sync(out: Path, files: dict[str, str], force: bool = False) -> Changes:
+    """Write ``files`` into ``out``.  The marker is written first, listing what this run may write
+    beside what it listed before, so a run that stops half-way (a full disk) leaves a folder the
+    next run recognises.  Every file goes through ``kb.safepaths`` (never through a symlink, never
+    a read-only file); those it refuses are named in one error at the end, after the others."""
     check_writable(out, force)
     changes = Changes()
     stale = _stale(out, files) if out.is_dir() else []
+    problems: list[str] = []
+    _write_marker(out, sorted(set(files) | set(stale)), problems)
+    if problems:  # (nothing written yet)
+        raise MsmapError(f"{out}: {problems[0]}", exit_code=1)
     for rel, text in files.items():
         path, data = out / rel, text.encode("utf-8")
-        if path.is_file() and path.read_bytes() == data:
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
             changes.unchanged += 1
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():
-            path.unlink()  # replace the link itself, never write through it
-        path.write_bytes(data)
-        changes.written.append(rel)
+        problem = write_file(path, data)
+        if problem:
+            problems.append(f"{rel}: {problem}")
+        else:
+            changes.written.append(rel)
     for rel in stale:
-        (out / rel).unlink()
-        changes.removed.append(rel)
-    marker = MARKER_HEAD + "".join(f"{rel}\n" for rel in sorted(files))
-    if not (out / MARKER).is_file() or (out / MARKER).read_text(encoding="utf-8") != marker:
-        (out / MARKER).write_text(marker, encoding="utf-8")
+        try:
+            (out / rel).unlink()
+            changes.removed.append(rel)
+        except OSError as exc:
+            problems.append(f"{rel}: not removed: {exc.strerror or exc}")
+    if not problems:
+        _write_marker(out, sorted(files), problems)
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise MsmapError(f"{out}: {len(problems)} file(s) not written: {shown}", exit_code=1)
     return changes
+
+
+def _write_marker(out: Path, names: list[str], problems: list[str]) -> None:
+    text = MARKER_HEAD + "".join(f"{rel}\n" for rel in names)
+    try:
+        if (out / MARKER).read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    problem = write_file(out / MARKER, text.encode("utf-8"))
+    if problem:
+        problems.append(f"{MARKER}: {problem}")
