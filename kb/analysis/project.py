@@ -22,20 +22,21 @@ import multiprocessing.connection
 import operator
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kb.analysis import lineends
 from kb.analysis.imports import mentions_roots
 from kb.analysis.settings import EngineSettings
 from kb.analysis.siblingclasses import imported_classes
+from kb.analysis.sourcefile import BOM as BOM  # re-exported for msmap convert
+from kb.analysis.sourcefile import MAX_SOURCE_BYTES, read_source, set_limit
 from kb.analysis.starimports import explicit_star_imports
 
 SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_modules"})
-BOM = b"\xef\xbb\xbf"
 
 
 USE_FIELDS = ("torch", "kind", "category", "guess", "line", "column", "end_line", "end_column",
@@ -102,54 +103,6 @@ def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
     yield from (Path(name) for name in unreadable)
 
 
-def read_source(path: str | Path, max_bytes: int | None = None) -> tuple[bytes | None, str | None]:
-    """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used).
-
-    Only regular files are read (a FIFO would block forever, a device never end), and none
-    larger than ``max_bytes`` (default ``MAX_SOURCE_BYTES``)."""
-    limit = _MAX_BYTES if max_bytes is None else max_bytes
-    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with open(fd, "rb", closefd=True) as handle:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                return None, "is a directory"
-            if not stat.S_ISREG(info.st_mode):
-                return None, f"skipped: not a regular file ({_kind(info.st_mode)})"
-            if info.st_size > limit:
-                return None, (f"skipped: {info.st_size / 1e6:.1f} MB is larger than the "
-                              f"{limit / 1e6:g} MB limit (--max-file-size)")
-            data = handle.read(limit + 1)
-        if len(data) > limit:  # it grew while being read
-            return None, f"skipped: larger than the {limit / 1e6:g} MB limit (--max-file-size)"
-    except IsADirectoryError:
-        return None, "is a directory"
-    except FileNotFoundError:
-        return None, "cannot read: no such file (dangling symlink?)"
-    except PermissionError:
-        return None, "cannot read: permission denied"
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    if b"\x00" in data:
-        return None, "binary file (contains NUL bytes)"
-    if data.startswith(BOM):
-        data = data[len(BOM):]
-    try:
-        if not data.isascii():  # ASCII (most files) is UTF-8 already: no need to decode it all
-            data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-    return data, None
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a file"
-
-
 def use_row(use: Any) -> dict[str, Any]:
     """A use as plain data for reports (1-based lines and UTF-16 columns)."""
     return {
@@ -162,8 +115,6 @@ def use_row(use: Any) -> dict[str, Any]:
 
 # -- workers -------------------------------------------------------------------------
 _ENGINE: Any = None
-MAX_SOURCE_BYTES = 10_000_000  # larger source files are skipped and reported (--max-file-size)
-_MAX_BYTES = MAX_SOURCE_BYTES
 
 
 def open_kb(spec: Any) -> Any:
@@ -177,11 +128,11 @@ def open_kb(spec: Any) -> Any:
 
 
 def _init_worker(spec: Any, settings: EngineSettings, max_bytes: int = MAX_SOURCE_BYTES) -> None:
-    global _ENGINE, _MAX_BYTES
+    global _ENGINE
     from kb.analysis.engine import Engine
 
     _ENGINE = Engine(open_kb(spec), settings)
-    _MAX_BYTES = max_bytes
+    set_limit(max_bytes)  # inputs and the siblings they follow alike
 
 
 def project_settings(files: Iterable[str | Path], settings: EngineSettings,
@@ -201,12 +152,22 @@ def _worth_analysing(engine: Any, data: bytes) -> bool:
     return mentions_roots(data) or bool(getattr(settings, "project_tensor_files", False))
 
 
+def _init_child(spec: Any, settings: EngineSettings, max_bytes: int) -> None:
+    """A worker process: Ctrl-C is the parent's to handle (it stops the workers), so a worker
+    never prints a traceback of its own."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(spec, settings, max_bytes)
+
+
 def scan_file(engine: Any, path: str | Path) -> FileReport:
     report = FileReport(str(path))
     data, error = read_source(path)
     if data is None:
         report.error = error
         return report
+    data = lineends.for_analysis(data)
     report.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     if not _worth_analysing(engine, data):
         return report
@@ -284,7 +245,7 @@ RESULT_BATCH = 64  # files per message from a worker
 def _scan_worker(spec: Any, settings: EngineSettings, max_bytes: int, names: list[str], order: list[int],
                  counter: Any, writer: Any) -> None:
     try:
-        _init_worker(spec, settings, max_bytes)
+        _init_child(spec, settings, max_bytes)
     except Exception as exc:  # e.g. the knowledge base cannot be opened: say so once, for every file
         writer.send(f"the scan worker could not start: {type(exc).__name__}: {exc}")
         writer.close()
@@ -354,7 +315,7 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
     except OSError:
         pass
     result.original = data
-    data = explicit_star_imports(Path(path), data)  # torch names a `from .x import *` brings in
+    data = explicit_star_imports(Path(path), lineends.for_analysis(data))  # torch names `from .x import *` brings
     if not _worth_analysing(engine, data):
         return result
     try:
@@ -365,7 +326,7 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
     if converted.error:
         result.error = converted.error
         return result
-    result.converted = _crlf(data, converted.source)
+    result.converted = lineends.as_original(result.original, converted.source)
     result.found = converted.found
     result.apis = converted.apis
     result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
@@ -375,14 +336,6 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
 
 
 TORCH_IMPORT = re.compile(rb"(?m)^[ \t]*(?:import[ \t]+torch\b|from[ \t]+torch(?:\.[\w.]+)?[ \t]+import\b)")
-
-
-def _crlf(original: bytes, new: bytes) -> bytes:
-    """A file whose lines all end in CRLF keeps them: lines the conversion added get CRLF too."""
-    crlf = original.count(b"\r\n")
-    if not crlf or crlf != original.count(b"\n") or new.count(b"\r\n") == new.count(b"\n"):
-        return new
-    return new.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
 def _convert_one(path: str) -> FileConversion:
@@ -401,5 +354,5 @@ def convert_files(files: list[Path], spec: Any, settings: EngineSettings, jobs: 
         return
     chunk = max(1, min(16, len(names) // (jobs * 8)))
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with context.Pool(jobs, initializer=_init_worker, initargs=(spec, settings, max_bytes)) as pool:
+    with context.Pool(jobs, initializer=_init_child, initargs=(spec, settings, max_bytes)) as pool:
         yield from pool.imap(_convert_one, names, chunksize=chunk)

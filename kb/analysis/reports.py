@@ -129,14 +129,24 @@ def render_csv(reports: list[FileReport], summary: Summary) -> str:
 
 
 def _uri(path: str) -> str:
-    candidate = Path(path)
-    if not candidate.is_absolute():
-        return candidate.as_posix()
+    """A SARIF ``artifactLocation.uri``: a relative reference below the working folder, else a
+    ``file://`` URI; percent-encoded (RFC 3986) from the name's bytes, so spaces, newlines, ``#``,
+    ``%`` and undecodable bytes stay part of one valid URI."""
+    from urllib.parse import quote_from_bytes
+
     try:
-        return Path(os.path.relpath(candidate)).as_posix() if not os.path.relpath(candidate).startswith("..") \
-            else candidate.as_uri()
-    except ValueError:
-        return candidate.as_uri()
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        relative = ".."
+    inside = not relative.startswith("..") and not os.path.isabs(relative)
+    name = Path(relative if inside else absolute).as_posix()
+    try:
+        data = os.fsencode(name)
+    except UnicodeEncodeError:  # a lone surrogate no file system byte stands for
+        data = name.encode("utf-8", "surrogatepass")
+    encoded = quote_from_bytes(data, safe="/")  # ':' too: 'a:b.py' must not read as a scheme
+    return encoded if inside else "file://" + ("" if encoded.startswith("/") else "/") + encoded
 
 
 def render_sarif(reports: list[FileReport], summary: Summary, version: str = "0.1.0") -> str:

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,18 +38,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             action.help = argparse.SUPPRESS
 
 
-def git_dirty(path: Path) -> bool:
-    """True when ``path`` is in a git work tree and has uncommitted changes."""
-    try:
-        done = subprocess.run(["git", "status", "--porcelain", "--", path.name], cwd=path.parent or ".",
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False  # no git: nothing to protect
-    return done.returncode == 0 and bool(done.stdout.strip())
+def git_dirty(files: list[Path], roots: list[str]) -> dict[Path, str]:
+    """The files ``--in-place`` must not rewrite without ``--force`` (``kb.worktree``): path -> why."""
+    from kb.worktree import uncommitted
+
+    return uncommitted(files, roots)
 
 
-def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -> int:
+def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[Path, str]] | None = None) -> int:
     from kb.analysis import writing
+    from kb.analysis.patches import unified_diff
     from kb.analysis.project import BOM, convert_files, excluded, project_settings, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
 
@@ -63,12 +59,11 @@ def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -
         writing.check_out(roots, out)
     files = list(python_files(args.paths, args.exclude))
     if args.in_place and not args.force:
-        dirty = dirty or git_dirty
-        refused = [f for f in files if f.is_file() and dirty(f)]
+        refused = (dirty or git_dirty)([f for f in files if f.is_file()], args.paths)
         if refused:
             sys.stderr.write("msmap convert: refusing --in-place on files with uncommitted changes "
                              "(commit or stash them, or pass --force):\n")
-            sys.stderr.writelines(f"  {f}\n" for f in refused)
+            sys.stderr.writelines(f"  {f}: {why}\n" for f, why in refused.items())
             return 1
     settings = project_settings(files, settings, args.max_file_size)  # files without a torch import
     spec = knowledge_base_path(args)
@@ -94,9 +89,7 @@ def run(args: argparse.Namespace, dirty: Callable[[Path], bool] | None = None) -
         if new is not None:
             totals["changed"] += 1
         if show_diff and new is not None:
-            sys.stdout.writelines(difflib.unified_diff(
-                (result.original or b"").decode("utf-8").splitlines(True), new.decode("utf-8").splitlines(True),
-                f"a/{path.as_posix()}", f"b/{path.as_posix()}"))
+            sys.stdout.write(unified_diff(path, result.original or b"", new))
         elif out is not None and os.path.lexists(path) and not path.is_dir():
             target = writing.destination(path, roots, out)
             written.add(str(path))

@@ -21,8 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kb.weights.convert import convert, report_text
+    from kb.weights.output import check_out
     from kb.weights.usercode import parse_target, require
 
+    check_out(args.checkpoint, args.out)  # before anything is loaded or run
     require("torch", "mindspore")  # torch reads the checkpoint (also .safetensors' tensors)
     model = parse_target(args.model) if args.model else None
     result = convert(args.checkpoint, args.out, model, args.family)

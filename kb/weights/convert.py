@@ -10,6 +10,7 @@ import numpy as np
 from kb.errors import MsmapError
 from kb.weights.checkpoint import load_state
 from kb.weights.mapping import WeightMap, map_weights
+from kb.weights.output import save
 from kb.weights.usercode import build
 
 
@@ -77,11 +78,7 @@ def convert(checkpoint: Path, out: Path, model: tuple[Path, str] | None, family:
     params = to_parameters(wm.values, ms_params)
     import mindspore
 
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        mindspore.save_checkpoint(list(params.values()), str(out))
-    except Exception as exc:
-        raise MsmapError(f"{out}: write: cannot write the checkpoint ({type(exc).__name__}: {exc})") from None
+    save(out, lambda path: mindspore.save_checkpoint(list(params.values()), path))
     result = WeightsResult(str(checkpoint), str(out), f"{model[0]}:{model[1]}" if model else None, notes, wm,
                            len(state), len(ms_params) if ms_params is not None else None)
     if net is not None and not params:

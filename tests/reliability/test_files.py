@@ -48,7 +48,7 @@ def test_a_device_is_skipped(env):
 
 def test_a_file_over_the_size_limit_is_skipped_and_reported(env, tmp_path):
     project(tmp_path)
-    (tmp_path / "big.py").write_text(TORCH_SOURCE + "x = 1\n" * 300_000)  # 1.8 MB
+    (tmp_path / "big.py").write_text(TORCH_SOURCE + '"""\n' + "x = 1\n" * 300_000 + '"""\n')  # 1.8 MB, one string
     done = msmap(env, "scan", str(tmp_path), "--format", "json", "--max-file-size", "1")
     assert done.returncode == 1
     found = errors(done)
