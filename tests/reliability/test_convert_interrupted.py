@@ -93,3 +93,26 @@ def test_out_run_cleans_its_own_folder(env, tmp_path):
     done = msmap(env, "convert", str(src), "--out", str(out))
     assert done.returncode == 0 and temporaries(out) == []
     assert "removed a temporary file left by an interrupted msmap run" in done.stdout
+
+
+def test_ctrl_c_during_convert_out_says_so_once_and_leaves_no_temporary_file(env, tmp_path):
+    """Ctrl-C reaches the whole process group (the workers too): one line, no traceback, nothing
+    half-written in the output (issue 28)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(40):
+        (src / f"m{i:02}.py").write_text(TORCH_SOURCE * 40)
+    out = tmp_path / "out"
+    run = subprocess.Popen([sys.executable, "-m", "kb", "convert", str(src), "--out", str(out), "-j", "2"],
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (out / "src").exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the first file is being written
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    if run.returncode != 0:  # (a run that ended first is fine too)
+        assert run.returncode == 130 and stderr.strip().splitlines()[-1] == "msmap: interrupted", stderr
+    assert temporaries(out) == []
+    assert all(p.read_text() != "" for p in (out / "src").glob("*.py"))
