@@ -1,11 +1,13 @@
 """Single torch calls, four call styles each, converted and executed next to torch.
 
-    python benchmarks/bench_calls.py [--family classic|mint|both] [--json] [--only TEXT] [--out FILE]
+    python benchmarks/bench_calls.py [--family classic|mint|both] [--device CPU|GPU|Ascend] [--json]
+                                     [--only TEXT] [--out FILE] [--convert-only]
 
 The calls are hand-written data (benchmarks/calls/calls.yaml, not the KB's examples). Each call
 is written all positional, all keyword, keywords shuffled and with defaults omitted; every
 variant becomes a tiny torch file that the real converter rewrites (the engine library
-``msmap convert`` runs: ``kb.analysis.project.convert_files``, ``--device CPU``). torch and the
+``msmap convert`` runs: ``kb.analysis.project.convert_files``, ``--device CPU`` unless ``--device``
+says otherwise; ``--convert-only`` stops there and counts what converts automatically). torch and the
 converted code then run in separate subprocesses (the MindSpore one cannot import torch), and
 outputs are compared on values, shapes and dtypes (int32 vs int64 is wrong). Layers are built,
 filled with seeded random weights and statistics in torch, and those are copied into the
@@ -86,6 +88,7 @@ def summarize(cases: list[Case]) -> dict[str, Any]:
         "automatic": len(auto), "automatic_pct": round(100 * len(auto) / total, 1) if total else 0.0,
         "results": dict(sorted(results.items())),
         "wrong": len(wrong), "wrong_by_kind": dict(Counter(c.detail.split(":", 1)[0] for c in wrong)),
+        "dtype_mismatch": sum(c.detail.startswith("dtype") for c in wrong),
         "crash": results.get("crash", 0), "no_cpu_kernel": results.get("no_cpu_kernel", 0),
         "not_compared_weights": results.get("weights", 0), "torch_error": results.get("torch_error", 0),
         "left": len(left), "left_reasons": reasons.most_common(),
@@ -104,15 +107,16 @@ def _body(source: str) -> str:
     return " / ".join(lines)
 
 
-def run_families(calls: list[dict[str, Any]], families: tuple[str, ...], db: Any, workdir: Path
-                 ) -> list[dict[str, Any]]:
+def run_families(calls: list[dict[str, Any]], families: tuple[str, ...], db: Any, workdir: Path,
+                 device: str = "CPU", run: bool = True) -> list[dict[str, Any]]:
     """Convert every case per family, run them all (torch once per snippet), summarize per family."""
     started = time.perf_counter()
     per = {fam: [c for call in calls for c in cases_for(call)] for fam in families}
     for fam, cases in per.items():
-        convert_cases(cases, workdir / fam, fam, db, device="CPU")
+        convert_cases(cases, workdir / fam, fam, db, device=device)
     converted_s = time.perf_counter() - started
-    execute([c for cases in per.values() for c in cases])
+    if run:
+        execute([c for cases in per.values() for c in cases])
     out = []
     for fam, cases in per.items():
         summary = summarize(cases)
@@ -130,7 +134,8 @@ def render(s: dict[str, Any]) -> str:
              f"  converted automatically: {s['automatic']}/{n} ({s['automatic_pct']}%)",
              f"    pass {res.get('pass', 0)}, wrong (silent) {s['wrong']} {s['wrong_by_kind'] or ''}, "
              + f"crash {s['crash']}, no CPU kernel {s['no_cpu_kernel']}, timeout {res.get('timeout', 0)}, "
-             f"weights not copied (not compared) {s['not_compared_weights']}, torch side failed {s['torch_error']}",
+             f"weights not copied (not compared) {s['not_compared_weights']}, torch side failed {s['torch_error']}"
+             + f", dtype mismatches {s['dtype_mismatch']}",
              f"  left for a human: {s['left']}/{n}"]
     lines += [f"    {count:>4}  {reason[:150]}" for reason, count in s["left_reasons"][:12]]
     for title, key in (("wrong", "wrong_cases"), ("crash / not compared", "crash_cases"),
@@ -148,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--only", metavar="TEXT", help="only calls whose api contains TEXT")
     parser.add_argument("--out", metavar="FILE", help="also write the JSON summary to FILE")
+    parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"), default="CPU",
+                        help="the device the converter targets (the calls still run on this machine's CPU)")
+    parser.add_argument("--convert-only", action="store_true",
+                        help="convert and count what converts automatically; run nothing")
     args = parser.parse_args(argv)
     from kb.query import ensure_db
 
@@ -155,12 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     calls = [c for c in load_calls() if not args.only or args.only in c["api"]]
     families = ("classic", "mint") if args.family == "both" else (args.family,)
     with tempfile.TemporaryDirectory(prefix="bench-calls-") as tmp:
-        summaries = run_families(calls, families, db, Path(tmp))
+        summaries = run_families(calls, families, db, Path(tmp), args.device, run=not args.convert_only)
     from kb.check.run import installed_version
 
     report = {"date": time.strftime("%Y-%m-%d"), "torch": installed_version("torch"),
               "mindspore": installed_version("mindspore"),
-              "device": "CPU", "families": summaries}
+              "device": args.device, "executed": not args.convert_only, "families": summaries}
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.json:
