@@ -60,7 +60,8 @@ from kb.probes.generate import (
     SKIP_WORDS,
     TENSOR_PARAMS,
 )
-from kb.probes.values import alternatives, literal_value, value_class
+from kb.probes.recipes import recipe
+from kb.probes.values import DIM_NAMES, alternatives, literal_value, value_class
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 KINDS = ("function", "class", "method")
@@ -127,12 +128,19 @@ def _tensor_spec(name: str, variant: list) -> dict:
 
 
 def build_args(params: list, variant: list, receiver: bool = False,
-               fill: tuple[str, ...] = ()) -> tuple[list[Arg], dict[str, Any]]:
+               fill: tuple[str, ...] = (), special: dict[str, Any] | None = None) -> tuple[list[Arg], dict[str, Any]]:
     """Arguments (and the tensor inputs they name) for a torch signature's parameter list;
     ``receiver``: a method's tensor ``x`` comes first; ``fill``: parameters defaulting to None
-    that get their recipe (``NONE_RECIPES``) instead of being left out."""
+    that get their recipe (``NONE_RECIPES``) instead of being left out; ``special``: the API's own
+    recipe (``kb.probes.recipes``: ``tensors`` and ``literals`` by parameter name)."""
+    special = special or {}
+    tensors, literals = special.get("tensors") or {}, special.get("literals") or {}
+
+    def spec(name: str) -> dict:
+        return {**_tensor_spec(name, variant), **tensors.get(name, {})}
+
     args: list[Arg] = []
-    inputs: dict[str, Any] = {"x": _tensor_spec("input", variant)} if receiver else {}
+    inputs: dict[str, Any] = {"x": spec("input")} if receiver else {}
     gap = False  # a parameter was left out: later ones must be passed by keyword
     for name, kind, default in params:
         if kind == "VAR_KEYWORD":
@@ -156,9 +164,11 @@ def build_args(params: list, variant: list, receiver: bool = False,
             gap = True
             continue
         if default is None:  # required
-            if name in TENSORS:
+            if name in literals:
+                value = repr(literals[name])
+            elif name in TENSORS or name in tensors:
                 var = NAMES[len(inputs)] if len(inputs) < len(NAMES) else f"t{len(inputs)}"
-                inputs[var] = _tensor_spec(name, variant)
+                inputs[var] = spec(name)
                 value = var
             elif name == "tensors":
                 first, second = (NAMES[len(inputs)], NAMES[len(inputs) + 1])
@@ -183,7 +193,9 @@ def _suffix(leaf: str) -> str | None:
     return SPATIAL.get(leaf) or next((s for s in ("1d", "2d", "3d") if leaf.endswith(s)), None)
 
 
-def _class_inputs(leaf: str) -> list[dict[str, Any]]:
+def _class_inputs(leaf: str, torch_name: str = "") -> list[dict[str, Any]]:
+    if recipe(torch_name).get("inputs"):
+        return list(recipe(torch_name)["inputs"])
     if leaf.endswith("Loss"):
         return [{"x": {"shape": [3, 4], "range": [0.05, 0.95]}, "y": {"shape": [3, 4], "range": [0.0, 1.0]}}]
     shapes = [CLASS_INPUT[_suffix(leaf) or ""], [2, 3], [2, 3, 4], [2, 3, 6, 6]]
@@ -276,19 +288,22 @@ def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -
     for variant in variants:
         for fill in _fills(params):
             try:
-                args, inputs = build_args(params, variant, kind == "method", fill)
+                args, inputs = build_args(params, variant, kind == "method", fill, recipe(torch_name))
             except Unprobed as exc:
                 why = str(exc)
                 return _with_example([], torch_name, example, why)
-            for ins in _class_inputs(leaf) if layer else [inputs]:
+            for ins in _class_inputs(leaf, torch_name) if layer else [inputs]:
                 calls: dict[str, str] = {}
                 for style in STYLES:
                     calls.setdefault(render_call(func, args, style, seed=3), style)
                 sources = {style: snippet(call, list(ins), layer, typed=True) for call, style in calls.items()}
-                problem, soft = _torch_runs(next(iter(sources.values())), ins, layer)
+                # each style torch runs (a recorded signature may call a keyword-only parameter positional)
+                verdicts = {style: _torch_runs(src, ins, layer) for style, src in sources.items()}
+                problem, soft = next((v for v in verdicts.values() if v[0] is None), next(iter(verdicts.values())))
                 if problem is not None:
                     why = f"torch fails on the generated call: {problem}"
                     continue
+                sources = {style: src for style, src in sources.items() if verdicts[style][0] is None}
                 base = base_values(params, args, ins)
                 made = [Case(id=f"{torch_name}/{style}", source=src, inputs=ins, layer=layer, compare=compare,
                              values=base) for style, src in sources.items()]
@@ -352,6 +367,8 @@ def value_cases(torch_name: str, func: str, params: list, args: list[Arg], input
         if kind == "POSITIONAL_ONLY" and not passed:
             continue
         has_default = next((p[2] for p in params if p[0] == name), None) is not None
+        if not has_default and name not in DIM_NAMES:  # a required size (in_features=3): any size is alike
+            continue
         tried, seen = 0, {base.get(name)}
         for alt in alternatives(name, value, has_default or passed):
             if tried >= MAX_ALTERNATIVES or len(out) >= MAX_VALUE_CASES:
