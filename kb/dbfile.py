@@ -28,6 +28,14 @@ APPLICATION_ID = 0x6D736D70  # "msmp"
 HEADER = b"SQLite format 3\x00"
 
 
+def read_only_uri(path: Path | str) -> str:
+    """The SQLite URI opening ``path`` read-only: the path percent-encoded, so a ``?``, ``#`` or
+    ``%`` in it stays part of the name (unquoted, ``kb?x/kb.sqlite`` opens - and creates - ``kb``)."""
+    from urllib.parse import quote
+
+    return f"file:{quote(os.path.abspath(path))}?mode=ro"
+
+
 def application_id(path: Path) -> int | None:
     """The header's application id, or None when the file is not a SQLite database."""
     try:
@@ -48,7 +56,7 @@ def is_msmap(path: Path) -> bool:
     if found != 0:  # not SQLite, or another program's mark
         return False
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(read_only_uri(path), uri=True) as conn:
             keys = {r[0] for r in conn.execute("SELECT key FROM meta WHERE key IN ('fingerprint', 'schema')")}
     except sqlite3.Error:
         return False
@@ -106,7 +114,7 @@ def damage(path: Path) -> str | None:
     except OSError:
         pass
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(read_only_uri(path), uri=True) as conn:
             rows = conn.execute("PRAGMA quick_check(3)").fetchall()
     except sqlite3.Error as exc:
         return str(exc)

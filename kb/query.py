@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kb import names, paths
+from kb.dbfile import read_only_uri
 from kb.errors import DatabaseError, MsmapError
 from kb.versions import version_key
 
@@ -40,7 +41,7 @@ def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = Tr
         damaged = dbfile.damage(db) if not explicit or dbfile.is_msmap(db) else None
         if damaged is None:
             try:
-                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                with sqlite3.connect(read_only_uri(db), uri=True) as conn:
                     row = conn.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
                 if fp is None or (row and row[0] == fp):
                     probe = KB(db, results=False)
@@ -93,7 +94,7 @@ def _adopt_bundled(data: Path, db: Path, fingerprint: str) -> bool:
     if not bundled.is_file() or bundled.resolve() == db.resolve():
         return False
     try:
-        conn = sqlite3.connect(f"file:{bundled}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(bundled), uri=True)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key='content'").fetchone()
         finally:
@@ -127,7 +128,7 @@ class KB:
         self.path = db_path
         self.results = results
         try:
-            self.conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+            self.conn = sqlite3.connect(read_only_uri(db_path), uri=True, check_same_thread=False)
             self.conn.row_factory = sqlite3.Row
             self.meta = {r["key"]: r["value"] for r in self.conn.execute("SELECT key, value FROM meta")}
         except sqlite3.DatabaseError as exc:

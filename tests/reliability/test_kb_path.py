@@ -3,6 +3,7 @@ size-0 path is "empty" only when it is a regular file (issue 28: MSMAP_DB=/dev/n
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -55,3 +56,16 @@ def test_a_read_only_foreign_path_is_not_rebuilt(env, tmp_path):
     empty.chmod(0o444)
     one_line_error(msmap({**env, "MSMAP_DB": str(empty)}, "stats"), 2, "read-only")
     assert empty.stat().st_size == 0
+
+
+def test_a_path_with_uri_characters_is_that_path(env, tmp_path):
+    """'?', '#' and '%' in the path stay part of the name (the SQLite URI is percent-encoded): no
+    'not a usable database', no stray file named after the part before the '?'."""
+    folder = tmp_path / "q?x#y%z"
+    folder.mkdir()
+    db = folder / "kb.sqlite"
+    shutil.copy2(env["MSMAP_DB"], db)
+    assert msmap({**env, "MSMAP_DB": str(db)}, "lookup", "nn.Linear").returncode == 0
+    assert msmap(env, "build", "--db", str(folder / "new.sqlite")).returncode == 0
+    assert msmap(env, "stats", "--db", str(folder / "new.sqlite")).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("q")) == ["q?x#y%z"]
