@@ -13,14 +13,16 @@ import ast
 import bisect
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.analysis import standins
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.imports import is_torch_path
 from kb.analysis.tensors import confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode, encode
+from kb.analysis.uses import first_sentence
 
 MAX_PASSES = 25
 DEFINITION = re.compile(r"\n*(?:def|class) (\w+)\(")  # an adapter's or helper's definition (adapters.insertion)
@@ -152,8 +154,8 @@ def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
     pending = {(u.torch_name, u.start): Leftover(u.torch_name, u.start, u.category, u.reason) for u in counted
                if not u.unchanged}
     unsure = _unsure(before, sure)
+    work = Document(original, imported_classes=doc.imported_classes)
     if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
-        work = Document(original, imported_classes=doc.imported_classes)
         rejected: set[tuple[str, int]] = set()
         analysis = before  # the first pass reads the original text, which ``before`` analysed
         for _ in range(MAX_PASSES):
@@ -196,7 +198,13 @@ def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
             pending = _shifted(pending, _shifter(cleaned[1]))
             unsure = _shifted(unsure, _shifter(cleaned[1]))
             work.update(cleaned[0])
-        result.source = work.source
+    if before.has_torch_imports:  # what is left imports no torch: it fails where it is reached (standins.py)
+        stood = _stand_ins(engine, work, pending.values())
+        if stood is not None:
+            pending = _shifted(pending, _shifter(stood[1]), stood[1])
+            unsure = _shifted(unsure, _shifter(stood[1]), stood[1])
+            work.update(stood[0])
+    result.source = work.source
     result.left = sorted(pending.values(), key=lambda x: x.offset)
     result.unsure = sorted(unsure.values(), key=lambda x: x.offset)
     return result
@@ -345,6 +353,27 @@ def _cleanup(engine: Any, work: Document) -> tuple[bytes, list] | None:
                   and counts.get(n.bound, 0) == 0]
         if unused:
             edits += _remove_names(stmt, [n for _, n in rows], unused, work.source)
+    if not edits:
+        return None
+    try:
+        new = apply_edits(work.source, edits)
+    except ValueError:
+        return None
+    return (new, edits) if parses(new) is None else None
+
+
+def _stand_ins(engine: Any, work: Document, left: Iterable[Leftover]) -> tuple[bytes, list] | None:
+    """Torch imports that converted code still refers to become stand-ins that raise where they are used,
+    with the reasons of the uses left (standins.py); None when there are none."""
+    analysis = engine.analyze(work)  # (what ``_cleanup`` analysed, when it changed nothing)
+    if analysis.imports is None:  # an incremental analysis keeps no import table: read the text afresh
+        analysis = engine.analyze(work.source)
+    if analysis.imports is None or not analysis.has_torch_imports:
+        return None
+    reasons: dict[str, str] = {}
+    for leftover in left:
+        reasons.setdefault(leftover.torch_name, first_sentence(leftover.reason, 160) or leftover.category)
+    edits = standins.edits(analysis.imports, analysis.ref_counts, work.source, reasons)
     if not edits:
         return None
     try:

@@ -63,6 +63,16 @@ def is_auto(choice: TargetChoice) -> bool:
     return choice.relation in AUTO_RELATIONS
 
 
+def static_forward(local_class: Any) -> bool:
+    """A class whose ``forward`` is a static method (``torch.autograd.Function``'s shape: ``forward(ctx, x)``,
+    ``backward(ctx, grad)``, called through ``.apply``) does not become a Cell by renaming its base:
+    ``construct`` is an instance method and gradients go in ``bprop``. It is left with its reason."""
+    method = local_class.methods.get("forward") if local_class is not None else None
+    holder = method.parent if method is not None else None
+    return holder is not None and holder.type == "decorated_definition" and any(
+        d.type == "decorator" and d.text.strip() == b"@staticmethod" for d in holder.named_children)
+
+
 def unverified_consistent(choice: TargetChoice) -> bool:
     """A same-named target whose signatures could not be compared (no params, not auto): safe for
     a call that passes no arguments (``nn.Sigmoid()``), see ``bare_call``."""
@@ -115,7 +125,8 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     the one context change the engine completes itself: the change is renaming
     the overridden methods, and those renames come from the methods' own records.
     """
-    class_migration = site.kind == "class_base" and choice.relation == "context_change" and bool(choice.api)
+    class_migration = site.kind == "class_base" and choice.relation == "context_change" and bool(choice.api) \
+        and not static_forward(site.local_class)
     as_type = site.kind == "attribute" and site.member is None and in_type_context(site.node)
     templates = choice.target.get("template") if is_auto(choice) else None
     if templates == [""] and site.kind in ("call", "attribute"):
