@@ -441,10 +441,27 @@ def candidates(db: Path) -> list[dict[str, Any]]:
         "JOIN mappings m ON m.torch=t.torch LEFT JOIN apis a ON a.name=t.torch AND a.version=? "
         "WHERE t.auto=1 AND t.api IS NOT NULL ORDER BY t.torch, t.family",
         (torch_version[0] if torch_version else "",)).fetchall()
+    out = [{"torch": r["torch"], "family": r["family"], "api": r["api"], "kind": r["kind"],
+            "namespace": r["namespace"], "params": json.loads(r["params"]) if r["params"] else None,
+            "example": json.loads(r["example"]) if r["example"] else None} for r in rows]
+    for c in out:
+        if not c["params"] and c["kind"] == "function" and c["namespace"] == "torch":
+            c["params"] = _sibling_params(conn, c["torch"], torch_version[0] if torch_version else "") or c["params"]
     conn.close()
-    return [{"torch": r["torch"], "family": r["family"], "api": r["api"], "kind": r["kind"],
-             "namespace": r["namespace"], "params": json.loads(r["params"]) if r["params"] else None,
-             "example": json.loads(r["example"]) if r["example"] else None} for r in rows]
+    return out
+
+
+def _sibling_params(conn: Any, torch_name: str, version: str) -> list | None:
+    """A signature for ``torch.X`` recorded without parameters (a C builtin): ``torch.nn.functional.X``'s,
+    else ``torch.Tensor.X``'s with the tensor first (``torch.relu`` is ``F.relu``, ``torch.masked_fill``
+    is ``Tensor.masked_fill`` on ``input``)."""
+    leaf = torch_name.rsplit(".", 1)[-1]
+    for sibling, receiver in ((f"torch.nn.functional.{leaf}", False), (f"torch.Tensor.{leaf}", True)):
+        row = conn.execute("SELECT params FROM apis WHERE name=? AND version=?", (sibling, version)).fetchone()
+        params = json.loads(row[0]) if row and row[0] else []
+        if params:
+            return ([["input", "POSITIONAL_OR_KEYWORD", None]] if receiver else []) + params
+    return None
 
 
 def _unprobed_reason(c: dict[str, Any]) -> str | None:
@@ -476,7 +493,8 @@ def verdict(cases: list[Case]) -> tuple[str, str, list[str], list[str]]:
 def run_rewrite_probes(data: Path, only: str | None = None, jobs: int = 2,
                        tick: Callable[[str], None] = lambda s: None,
                        cache: Path | None = None, chunk: int = 0,
-                       on_rows: Callable[[list[dict[str, Any]]], None] = lambda rows: None) -> list[dict[str, Any]]:
+                       on_rows: Callable[[list[dict[str, Any]]], None] = lambda rows: None,
+                       names: set[str] | None = None) -> list[dict[str, Any]]:
     """Probe every auto target (or those whose torch name contains ``only``); one row per target.
     ``cache``: a folder of stored results (``kb.probes.resultcache``); calls whose emitted code
     is unchanged since they were executed are not run again. ``chunk``: probe this many torch
@@ -490,23 +508,24 @@ def run_rewrite_probes(data: Path, only: str | None = None, jobs: int = 2,
     with tempfile.TemporaryDirectory(prefix="msmap-rewrites-") as tmp:
         db = Path(tmp) / "kb-without-verdicts.sqlite"
         build(data, db, verdicts=False)
-        cands = [c for c in candidates(db) if not only or only in c["torch"]]
+        cands = [c for c in candidates(db)
+                 if (not only or only in c["torch"]) and (names is None or c["torch"] in names)]
         tick(f"{len(cands)} auto targets")
         known = _no_kernel_rows(results_path(data / "probes", str(versions["mindspore"])), versions)
         # what no call probes first (instant), then the namespaces most code calls
         order = {ns: i for i, ns in enumerate(("torch.nn.functional", "torch.nn", "torch", "torch.Tensor"))}
         ranked = sorted(cands, key=lambda c: (_unprobed_reason(c) is None, order.get(c["namespace"], 9), c["torch"]))
-        names = list(dict.fromkeys(c["torch"] for c in ranked))
-        size = chunk if chunk > 0 else max(len(names), 1)
+        order_names = list(dict.fromkeys(c["torch"] for c in ranked))
+        size = chunk if chunk > 0 else max(len(order_names), 1)
         store = ResultCache(cache) if cache is not None else None
         try:
-            for n, start in enumerate(range(0, len(names), size)):
-                group = set(names[start:start + size])
+            for n, start in enumerate(range(0, len(order_names), size)):
+                group = set(order_names[start:start + size])
                 part = _probe(Path(tmp) / f"chunk{n}", db, [c for c in cands if c["torch"] in group], jobs, store,
                               tick, versions, known)
                 rows += part
                 on_rows(part)
-                tick(f"{start + len(group)} of {len(names)} torch names probed")
+                tick(f"{start + len(group)} of {len(order_names)} torch names probed")
         finally:
             if store is not None:
                 store.close()
@@ -625,6 +644,14 @@ def results_path(folder: Path, ms_version: str) -> Path:
     return folder / f"rewrites-mindspore-{ms_version}-cpu.jsonl"
 
 
+RETRY = ("torch fails on the generated call", "no recipe", "no recorded torch signature", "no call could be generated")
+
+
+def _retry_names(path: Path) -> set[str]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["torch"] for r in rows if r.get("result") == "unprobed" and str(r.get("detail")).startswith(RETRY)}
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m kb.probes.rewrites [--only TEXT] [--chunk N] [--jobs J]``: ``msmap probe --rewrites
     --record`` that records each chunk of torch names as it finishes (a long run keeps what it did)."""
@@ -640,9 +667,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only")
     parser.add_argument("--chunk", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--retry", action="store_true",
+                        help="only the torch names whose recorded row found no call to run (torch failed on the "
+                             "generated call, no recipe, no signature)")
     args = parser.parse_args(argv)
     data = paths.data_dir()
     path = results_path(data / "probes", str(installed_version("mindspore")))
+    names = _retry_names(path) if args.retry else None
     done: list[dict[str, Any]] = []
 
     def keep(rows: list[dict[str, Any]]) -> None:
@@ -654,8 +685,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
 
     run_rewrite_probes(data, only=args.only, jobs=min(max(args.jobs, 1), 2), chunk=args.chunk, on_rows=keep,
-                       tick=tick, cache=default_folder())
-    if not args.only:  # a full run: rows of targets that are no longer candidates go
+                       tick=tick, cache=default_folder(), names=names)
+    if not args.only and names is None:  # a full run: rows of targets that are no longer candidates go
         defs.record(done, path, replace_all=True, fields=RECORD_FIELDS)
     sys.stderr.write(f"rewrites: recorded {len(done)} targets in {path}\n")
     return 0
