@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kb.commands._common import print_json
+from kb.commands._common import megabytes, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,18 +16,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", choices=("classic", "mint"),
                         help="name rules to use without --model "
                              "(default classic; with --model, the model's names decide)")
+    parser.add_argument("--max-expanded-size", type=megabytes, metavar="MB",
+                        help="refuse a zip checkpoint whose members expand to more than this "
+                             "(default: 10 times the file's size plus 64 MiB)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    from kb.weights.convert import convert, report_text
     from kb.weights.output import check_out
     from kb.weights.usercode import parse_target, require
 
     check_out(args.checkpoint, args.out)  # before anything is loaded or run
-    require("torch", "mindspore")  # torch reads the checkpoint (also .safetensors' tensors)
+    require("numpy", "torch", "mindspore")  # torch reads the checkpoint (also .safetensors' tensors)
+    from kb.weights.convert import convert, report_text
+
     model = parse_target(args.model) if args.model else None
-    result = convert(args.checkpoint, args.out, model, args.family)
+    result = convert(args.checkpoint, args.out, model, args.family, args.max_expanded_size)
     if args.json:
         print_json(result.as_dict())
     else:

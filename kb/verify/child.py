@@ -35,11 +35,10 @@ def load_arrays(path: str, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def _outputs(out: Any, to_array: Any, prefix: str) -> dict[str, Any]:
-    from kb.verify.compare import flatten
+    from kb.verify.compare import encode
 
-    flat = flatten(out, to_array)
-    arrays = {n: a for n, a in flat if a is not None}
-    return {"outputs": [[n, a is not None] for n, a in flat], "outputs_file": _save(prefix + "-out.npz", arrays)}
+    entries, arrays = encode(out, to_array)
+    return {"outputs": entries, "output_arrays": list(arrays), "outputs_file": _save(prefix + "-out.npz", arrays)}
 
 
 # --- torch -------------------------------------------------------------------------------------
@@ -69,6 +68,16 @@ def randomise_norms(model: Any, seed: int) -> int:
     return count
 
 
+def _torch_array(t: Any) -> Any:
+    """A torch tensor as numpy (bfloat16 as float32, which holds it exactly); anything else as it is."""
+    import torch
+
+    if not isinstance(t, torch.Tensor):
+        return t
+    t = t.detach().cpu()
+    return (t.float() if t.dtype == torch.bfloat16 else t).resolve_conj().numpy()
+
+
 def run_torch(job: dict) -> dict:
     import torch
 
@@ -90,8 +99,7 @@ def run_torch(job: dict) -> dict:
         out = run_stage("forward", path, model, *inputs)
     result = {"ok": True, "state": list(state), "state_file": _save(job["prefix"] + "-state.npz", state),
               "randomised_norms": randomised,
-              **_outputs(out, lambda t: t.detach().cpu().float().numpy() if t.dtype == torch.bfloat16
-                         else (t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t), job["prefix"])}
+              **_outputs(out, _torch_array, job["prefix"])}
     if grad:
         from kb.verify.compare import leaves
 
@@ -126,6 +134,10 @@ def run_mindspore(job: dict) -> dict:
     rules = json.loads(Path(job["rules"]).read_text())
     wm = map_weights(load_arrays(job["state_file"], job["state"]), ms_params, None, rules=rules)
     result: dict[str, Any] = {"ok": True, "weights": wm.as_dict()}
+    if wm.lossy:
+        return {**result, "ok": False, "stage": "weights", "where": "",
+                "message": f"{len(wm.lossy)} torch weights cannot be stored in the MindSpore parameters' dtypes "
+                           f"without changing their values: {'; '.join(wm.lossy[:3])}"}
     if wm.unfilled_ms:
         shown = ", ".join(wm.unfilled_ms[:5]) + (" ..." if len(wm.unfilled_ms) > 5 else "")
         why = f" (first shape conflict: {wm.conflicts[0]})" if wm.conflicts else ""
@@ -140,7 +152,9 @@ def run_mindspore(job: dict) -> dict:
     out = run_stage("forward", path, net, *inputs)
 
     def to_array(t: Any) -> Any:
-        return t.asnumpy() if isinstance(t, mindspore.Tensor) else t
+        if not isinstance(t, mindspore.Tensor):
+            return t
+        return (t.astype(mindspore.float32) if t.dtype == mindspore.bfloat16 else t).asnumpy()
 
     result.update(run_stage("forward", path, _outputs, out, to_array, job["prefix"]))
     if job["grad"]:

@@ -1,6 +1,7 @@
 """``--input`` specs and the seeded arrays made from them (the same arrays go to both frameworks)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +10,8 @@ from kb.errors import MsmapError
 
 FLOATS = ("float32", "float64", "float16")
 INTS = ("int64", "int32")
+MAX_INPUT_BYTES = 1 << 30  # per input: both framework processes hold a copy, and the model its activations
+MAX_DIMS = 32
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ def parse_spec(text: str) -> InputSpec:
             raise MsmapError(f"--input {text!r}: literal values must be integers, e.g. =12,9:int64") from None
         if dtype not in INTS or len(parts) > 2:
             raise MsmapError(f"--input {text!r}: literal values take an integer dtype and no range")
+        _check_ints(text, dtype, values)
+        _check_size(text, (len(values),), dtype)
         return InputSpec((len(values),), dtype, values=values)
     try:
         shape = tuple(int(d) for d in parts[0].split(",") if d.strip())
@@ -48,9 +53,12 @@ def parse_spec(text: str) -> InputSpec:
         shape = ()
     if not shape or any(d <= 0 for d in shape):
         raise MsmapError(f"--input {text!r}: the shape must be positive integers separated by commas, e.g. 1,3,32,32")
+    if len(shape) > MAX_DIMS:
+        raise MsmapError(f"--input {text!r}: {len(shape)} dimensions; at most {MAX_DIMS}")
     dtype = parts[1] if len(parts) > 1 and parts[1] else "float32"
     if dtype not in FLOATS + INTS + ("bool",):
         raise MsmapError(f"--input {text!r}: dtype {dtype!r} is not one of {', '.join(FLOATS + INTS + ('bool',))}")
+    _check_size(text, shape, dtype)
     bounds = parts[2:]
     if bounds and dtype not in INTS:
         raise MsmapError(f"--input {text!r}: a range only goes with an integer dtype")
@@ -61,7 +69,33 @@ def parse_spec(text: str) -> InputSpec:
     if len(nums) > 2 or (nums and (nums[-1] <= (nums[0] if len(nums) == 2 else 0))):
         raise MsmapError(f"--input {text!r}: the range is HIGH or LOW:HIGH with LOW < HIGH")
     low, high = (0, nums[0]) if len(nums) == 1 else (nums[0], nums[1]) if nums else (0, 2)
+    if dtype in INTS:
+        _check_ints(text, dtype, (low, high - 1), " (a range's HIGH is one past the largest value)")
     return InputSpec(shape, dtype, low, high)
+
+
+def _check_ints(text: str, dtype: str, values: tuple[int, ...], hint: str = "") -> None:
+    info = np.iinfo(dtype)
+    wrong = next((v for v in values if not info.min <= v <= info.max), None)
+    if wrong is not None:
+        raise MsmapError(f"--input {text!r}: {wrong} does not fit in {dtype} "
+                         f"(from {info.min} to {info.max}){hint}")
+
+
+def _check_size(text: str, shape: tuple[int, ...], dtype: str) -> None:
+    size = math.prod(shape) * np.dtype(dtype).itemsize
+    if size > MAX_INPUT_BYTES:
+        raise MsmapError(f"--input {text!r}: {_bytes(size)} of {dtype}; an input may hold at most "
+                         f"{_bytes(MAX_INPUT_BYTES)} (both framework processes keep a copy)")
+
+
+def _bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    for power, unit in enumerate(("KiB", "MiB", "GiB", "TiB"), start=1):
+        if n < 1024 ** (power + 1):
+            return f"{n / 1024 ** power:.1f} {unit}"
+    return f"{n // 1024 ** 5:,} PiB" if n < 1024 ** 7 else "more than a million PiB"
 
 
 def make_inputs(specs: list[InputSpec], seed: int) -> list[np.ndarray]:

@@ -10,8 +10,11 @@ def _num(x: float | None) -> str:
 
 def _row(r: dict) -> str:
     mark = "ok " if r["ok"] else "BAD"
-    return (f"  {mark} {r['name']}: shape {tuple(r['ms_shape'])} {r['ms_dtype']}, "
-            f"max abs {_num(r['max_abs'])}, max rel {_num(r['max_rel'])}")
+    if r.get("ms_shape") is not None and r.get("torch_shape") is not None:
+        return (f"  {mark} {r['name']}: shape {tuple(r['ms_shape'])} {r['ms_dtype']}, "
+                f"max abs {_num(r['max_abs'])}, max rel {_num(r['max_rel'])}")
+    what = r.get("note") or (r["ms"] if r["ok"] else r.get("why", ""))
+    return f"  {mark} {r['name']}: {what}"
 
 
 def verdict_text(v: Verdict) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from kb.verify.child import load_arrays
-from kb.verify.compare import compare_arrays, compare_outputs
+from kb.verify.compare import compare_arrays, compare_outputs, compared_nothing, decode
 from kb.verify.inputs import InputSpec, make_inputs
 
 
@@ -131,12 +131,18 @@ def _verdict(p: Pair, t: dict, m: dict | None) -> Verdict:
     weights = m.get("weights", {})
     if not m["ok"]:
         return Verdict("error", m["stage"], "mindspore", m["where"], m["message"], weights=weights)
-    t_out = _named(t, "outputs")
-    m_out = _named(m, "outputs")
-    rows, problem = compare_outputs(t_out, m_out, p.rtol, p.atol)
+    rows, problem = compare_outputs(_named(t), _named(m), p.rtol, p.atol)
     v = Verdict("match", outputs=rows, weights=weights)
+    if any(r.get("error") for r in rows):
+        v.verdict, v.stage, v.message = "error", "compare", problem or ""
+        return v
     if problem:
         v.verdict, v.stage, v.message = "mismatch", "forward", problem
+        return v
+    if compared_nothing(rows):
+        v.verdict, v.stage = "error", "compare"
+        shown = ", ".join(f"{r['name']} is None" for r in rows[:5]) or "an empty tuple, list or dict"
+        v.message = f"nothing to compare: neither model returned a tensor or a value ({shown} on both sides)"
         return v
     if p.grad:
         v.grads, problem = _compare_grads(t, m, weights, p)
@@ -145,10 +151,8 @@ def _verdict(p: Pair, t: dict, m: dict | None) -> Verdict:
     return v
 
 
-def _named(res: dict, what: str) -> list[tuple[str, Any]]:
-    names = [n for n, present in res[what] if present]
-    arrays = load_arrays(res[f"{what}_file"], names)
-    return [(n, arrays.get(n) if present else None) for n, present in res[what]]
+def _named(res: dict) -> list[tuple[str, Any]]:
+    return decode(res["outputs"], load_arrays(res["outputs_file"], res["output_arrays"]))
 
 
 def _compare_grads(t: dict, m: dict, weights: dict, p: Pair) -> tuple[list[dict], str | None]:

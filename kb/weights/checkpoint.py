@@ -16,14 +16,48 @@ from kb.errors import MsmapError
 NESTED_KEYS = ("state_dict", "model_state_dict", "model", "module", "net", "network", "params", "weights")
 
 
-def load_state(path: Path) -> tuple[dict[str, np.ndarray], list[str]]:
-    """(torch key -> array, notes).  Raises MsmapError (exit 2) naming the file on any problem."""
+MiB = 1 << 20
+# A torch checkpoint is a zip whose members torch stores uncompressed: expanded, it is about its own
+# size.  A deflated one may expand this much (and never past max_expanded, when given).
+EXPAND_RATIO = 10
+EXPAND_SLACK = 64 * MiB
+
+
+def expansion_limit(path: Path) -> int:
+    """The default bound on what a zip checkpoint may expand to (bytes)."""
+    return EXPAND_RATIO * path.stat().st_size + EXPAND_SLACK
+
+
+def check_expanded_size(path: Path, limit: int | None = None) -> None:
+    """Refuse a zip checkpoint whose members declare more than ``limit`` bytes uncompressed (a
+    few hundred KB of deflated zeros can declare gigabytes), before anything reads them."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return
+    limit = expansion_limit(path) if limit is None else limit
+    try:
+        with zipfile.ZipFile(path) as zf:
+            expanded = sum(max(info.file_size, 0) for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise MsmapError(f"{path}: checkpoint: not a readable torch checkpoint (zip: {exc})"[:400]) from None
+    if expanded > limit:
+        raise MsmapError(
+            f"{path}: checkpoint: its zip members expand to {expanded / MiB:,.0f} MiB from a "
+            f"{path.stat().st_size / MiB:,.1f} MiB file, more than the limit of {limit / MiB:,.0f} MiB; "
+            "if the file is genuine, raise the limit with --max-expanded-size MB")
+
+
+def load_state(path: Path, max_expanded: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """(torch key -> array, notes).  Raises MsmapError (exit 2) naming the file on any problem.
+    ``max_expanded``: bytes a zip checkpoint may expand to (default ``expansion_limit``)."""
     if not path.is_file():
         raise MsmapError(f"{path}: checkpoint: no such file")
     if path.suffix == ".safetensors":
         tensors = _read_safetensors(path)
         notes: list[str] = []
     else:
+        check_expanded_size(path, max_expanded)
         tensors, notes = _find_state_dict(path, _torch_load(path))
     if not tensors:
         raise MsmapError(f"{path}: checkpoint: no tensors found")
@@ -31,7 +65,7 @@ def load_state(path: Path) -> tuple[dict[str, np.ndarray], list[str]]:
     if all(k.startswith(prefix) for k in tensors):  # saved from DataParallel / DistributedDataParallel
         tensors = {k[len(prefix):]: v for k, v in tensors.items()}
         notes.append(f"removed the '{prefix}' prefix every key had")
-    return {k: _to_numpy(v) for k, v in tensors.items()}, notes
+    return _arrays(path, tensors, notes), notes
 
 
 def _torch_load(path: Path) -> Any:
@@ -93,10 +127,48 @@ def _find_state_dict(path: Path, obj: Any) -> tuple[dict[str, Any], list[str]]:
                      f"(keys: {shown})")
 
 
-def _to_numpy(t: Any) -> np.ndarray:
+def _kind_problem(t: Any) -> str | None:
+    """Why the tensor ``t`` has no values msmap can convert (None: it has)."""
     import torch
 
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:  # numpy has no bfloat16; float32 holds every value exactly
-        t = t.float()
-    return t.numpy().copy()
+    if t.is_meta:
+        return "a meta tensor: it has a shape but no values (saved from a model built on the meta device)"
+    if getattr(t, "is_nested", False):
+        return "a nested tensor; save its tensors one by one"
+    if t.layout != torch.strided:
+        return f"a sparse tensor ({str(t.layout).replace('torch.', '')}); save tensor.to_dense() instead"
+    if t.is_quantized:
+        return f"a quantized tensor ({str(t.dtype).replace('torch.', '')}); save tensor.dequantize() or the " \
+               "float model's state_dict instead"
+    return None
+
+
+def _arrays(path: Path, tensors: dict[str, Any], notes: list[str]) -> dict[str, np.ndarray]:
+    """The tensors as numpy arrays; MsmapError naming every key whose tensor has no convertible values."""
+    import torch
+
+    arrays: dict[str, np.ndarray] = {}
+    problems: list[str] = []
+    widened: dict[str, list[str]] = {}
+    for key, t in tensors.items():
+        why = _kind_problem(t)
+        if why is None:
+            t = t.detach().cpu()
+            if t.dtype.is_floating_point and t.dtype.itemsize < 2 or t.dtype == torch.bfloat16:
+                widened.setdefault(str(t.dtype).replace("torch.", ""), []).append(key)
+                t = t.float()  # float8 and bfloat16: numpy has neither; float32 holds every value exactly
+            elif t.dtype == torch.complex32:
+                t = t.to(torch.complex64)
+            try:
+                arrays[key] = t.numpy().copy()
+                continue
+            except (TypeError, RuntimeError) as exc:
+                why = f"dtype {str(t.dtype).replace('torch.', '')} has no numpy counterpart ({exc})"[:200]
+        problems.append(f"{key!r} is {why}")
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise MsmapError(f"{path}: checkpoint: {len(problems)} tensors cannot be converted: {shown}")
+    for dtype, keys in widened.items():
+        if dtype != "bfloat16":
+            notes.append(f"{len(keys)} {dtype} tensors read as float32 (exactly): {', '.join(keys[:5])}")
+    return arrays

@@ -43,6 +43,15 @@ def to_parameters(values: dict[str, np.ndarray], ms_params: dict | None = None) 
     return out
 
 
+def refuse_lossy(wm: WeightMap, source: Path | str) -> None:
+    """MsmapError naming every torch key whose values the MindSpore parameter cannot keep (a float64
+    1e39 into float32 would become inf, a complex tensor would lose its imaginary part)."""
+    if wm.lossy:
+        shown = "; ".join(wm.lossy[:5]) + (f"; and {len(wm.lossy) - 5} more" if len(wm.lossy) > 5 else "")
+        raise MsmapError(f"{source}: {len(wm.lossy)} torch tensors cannot be stored without changing their "
+                         f"values, so nothing was written: {shown}")
+
+
 @dataclass
 class WeightsResult:
     checkpoint: str
@@ -68,13 +77,15 @@ class WeightsResult:
         }
 
 
-def convert(checkpoint: Path, out: Path, model: tuple[Path, str] | None, family: str | None) -> WeightsResult:
-    state, notes = load_state(checkpoint)
+def convert(checkpoint: Path, out: Path, model: tuple[Path, str] | None, family: str | None,
+            max_expanded: int | None = None) -> WeightsResult:
+    state, notes = load_state(checkpoint, max_expanded)
     net = ms_params = None
     if model is not None:
         net = build_cell(*model)
         ms_params = ms_params_of(net)
     wm = map_weights(state, ms_params, family)
+    refuse_lossy(wm, checkpoint)
     params = to_parameters(wm.values, ms_params)
     import mindspore
 

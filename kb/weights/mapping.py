@@ -22,6 +22,9 @@ _NP_DTYPES = {
     "Float16": np.float16, "Float32": np.float32, "Float64": np.float64, "Int8": np.int8,
     "Int16": np.int16, "Int32": np.int32, "Int64": np.int64, "UInt8": np.uint8, "Bool": np.bool_,
 }
+# the range a MindSpore dtype numpy lacks is checked as this one's (bfloat16 has float32's exponent)
+_RANGE_OF = {"BFloat16": np.float32}
+NO_COMPLEX = "complex values: a MindSpore checkpoint cannot hold them (load_checkpoint refuses Complex64)"
 _CLASSIC_LEAVES = frozenset({"gamma", "beta", "moving_mean", "moving_variance", "embedding_table", "w"})
 
 
@@ -37,6 +40,7 @@ class WeightMap:
     dropped: list[str] = field(default_factory=list)  # torch keys a rule says MindSpore has no place for
     tied: list[tuple[str, str]] = field(default_factory=list)  # torch key equal to one already written
     reshaped: list[str] = field(default_factory=list)  # MindSpore names given an extra size-1 axis
+    lossy: list[str] = field(default_factory=list)  # "torch key -> name: why": its values cannot be kept
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +53,7 @@ class WeightMap:
             "dropped": self.dropped,
             "tied": [list(p) for p in self.tied],
             "reshaped": self.reshaped,
+            "lossy": self.lossy,
         }
 
 
@@ -136,9 +141,36 @@ def _fit(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     return None
 
 
-def _cast(arr: np.ndarray, dtype: str) -> np.ndarray:
+def _cast(arr: np.ndarray, dtype: str) -> tuple[np.ndarray, str | None]:
+    """``arr`` in the MindSpore dtype ``dtype``, and why that loses values (None: it does not)."""
+    if arr.dtype.kind == "c":
+        return arr, NO_COMPLEX
     target = _NP_DTYPES.get(dtype)
-    return arr.astype(target, copy=False) if target is not None else arr
+    lost = _loses_values(arr, _RANGE_OF.get(dtype, target), dtype)
+    if target is None:
+        return arr, lost
+    with np.errstate(over="ignore", invalid="ignore"):  # (a lossy cast is reported, never written)
+        return arr.astype(target, copy=False), lost
+
+
+def _loses_values(arr: np.ndarray, target: Any, dtype: str) -> str | None:
+    if target is None or arr.size == 0 or np.dtype(target) == arr.dtype:
+        return None
+    to = np.dtype(target)
+    if to.kind == "f" and arr.dtype.kind == "f":
+        finite = np.isfinite(arr)
+        big = float(np.abs(arr[finite]).max()) if finite.any() else 0.0
+        if big > float(np.finfo(to).max):
+            return f"values up to {big:.3g} exceed {dtype}'s range (largest {float(np.finfo(to).max):.3g})"
+    elif to.kind in "iu" and arr.dtype.kind in "iub":
+        info = np.iinfo(to)
+        low, high = int(arr.min()), int(arr.max())
+        if low < info.min or high > info.max:
+            return f"values from {low} to {high} do not fit in {dtype}"
+    elif to.kind in "iub" and arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.array_equal(arr, np.trunc(arr)):
+            return f"fractional or non-finite values into a {dtype} parameter"
+    return None
 
 
 def _by_model(state: dict[str, np.ndarray], ms_params: dict, rules: list[dict], family: str) -> WeightMap:
@@ -166,7 +198,9 @@ def _by_model(state: dict[str, np.ndarray], ms_params: dict, rules: list[dict], 
         assert arr is not None
         if tuple(arr.shape) != tuple(state[key].shape):
             wm.reshaped.append(ms_name)
-        wm.values[ms_name] = _cast(arr, dtype)
+        wm.values[ms_name], lost = _cast(arr, dtype)
+        if lost:
+            wm.lossy.append(f"{key} -> {ms_name}: {lost}")
         wm.matched.append((key, ms_name))
         used.setdefault(key, ms_name)
     _sort_leftovers(state, used, rules, wm)
@@ -269,6 +303,8 @@ def _by_rules(state: dict[str, np.ndarray], rules: list[dict], family: str) -> W
             continue
         wm.values[name] = arr
         wm.matched.append((k, name))
+        if arr.dtype.kind == "c":
+            wm.lossy.append(f"{k} -> {name}: {NO_COMPLEX}")
     return wm
 
 

@@ -30,12 +30,24 @@ class UserCodeError(MsmapError):
         self.stage, self.where, self.detail = stage, where, message
 
 
+# what to install for each framework these commands need (the 'check' extra pins mindspore and numpy)
+INSTALL = {"numpy": "'numpy<2'", "torch": "torch", "mindspore": "mindspore==2.10.0"}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or half-removed install counts as missing
+        return False
+
+
 def require(*modules: str) -> None:
-    """MsmapError (exit 2) naming what to install when a framework these commands need is missing."""
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    """MsmapError (exit 2) naming what to install when a framework these commands need is missing;
+    called before any module that imports them."""
+    missing = [m for m in modules if not _installed(m)]
     if missing:
-        raise MsmapError(f"needs {' and '.join(missing)} installed in this Python "
-                         f"({sys.executable}); e.g. pip install 'msmap[check]' torch")
+        raise MsmapError(f"needs {' and '.join(missing)} installed in this Python ({sys.executable}); "
+                         f"install with: pip install {' '.join(INSTALL.get(m, m) for m in missing)}")
 
 
 def parse_target(text: str, option: str = "--model") -> tuple[Path, str]:
@@ -81,6 +93,8 @@ def _where(exc: BaseException, root: Path) -> str:
 
 
 def describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"the model code exited (sys.exit({exc.code!r})) instead of returning; nothing was run after it"
     text = str(exc).strip().splitlines()
     first = next((line for line in text if line.strip()), "")
     return f"{type(exc).__name__}: {first}"[:300] if first else type(exc).__name__
@@ -122,7 +136,7 @@ def import_file(path: Path) -> ModuleType:
             del sys.modules[unique]
             raise
         return module
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: the user's file called sys.exit()/exit()
         raise UserCodeError("import", _where(exc, root), describe(exc), path) from None
 
 
@@ -132,7 +146,7 @@ def build(path: Path, expr: str) -> Any:
     root = _package_root(path)[0]
     try:
         return eval(compile(expr, f"<{path.name}:{expr}>", "eval"), vars(module))  # the user's request
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise UserCodeError("build", _where(exc, root), describe(exc), path) from None
 
 
@@ -140,5 +154,5 @@ def run_stage(stage: str, path: Path, fn: Any, *args: Any) -> Any:
     """Call ``fn(*args)`` (user code underneath); a failure becomes UserCodeError(stage)."""
     try:
         return fn(*args)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise UserCodeError(stage, _where(exc, _package_root(path)[0]), describe(exc), path) from None
