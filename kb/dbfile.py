@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kb import paths
 from kb.errors import MsmapError
-from kb.safepaths import kind, refuse_unless_writable
+from kb.safepaths import kind, why_not_writable
 
 APPLICATION_ID = 0x6D736D70  # "msmp"
 HEADER = b"SQLite format 3\x00"
@@ -81,7 +81,9 @@ def check_replaceable(path: Path, force: bool = False, explicit: bool = True) ->
     msmap's own database, or ``force`` given.  ``explicit=False``: msmap's own cache location,
     where any regular file is msmap's."""
     check_usable(path)
-    refuse_unless_writable(path, "knowledge base")
+    problem = why_not_writable(path)
+    if problem:
+        raise MsmapError(f"knowledge base {path}: {problem} (set MSMAP_DB, or --db, to another path)")
     if force or not explicit or not path.exists() or path.stat().st_size == 0 or is_msmap(path):
         return
     raise MsmapError(f"{path} is not an msmap knowledge base; refusing to replace it "

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 GIT_TIMEOUT = 120  # seconds for one repository's status
+# variables that would point git elsewhere: the work tree is the one found above the file
+_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE")
 
 
 def work_tree_of(folder: str, cache: dict[str, str | None]) -> str | None:
@@ -57,7 +59,8 @@ def _status(tree: str, specs: list[str] | None) -> tuple[set[str] | None, str]:
     """(paths with changes, relative to ``tree``) or (None, why git could not tell)."""
     command = ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
                "--no-renames", "--"] + (specs or [])
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}
+    env = {name: value for name, value in os.environ.items() if name not in _LOCATING}
+    env.update(GIT_LITERAL_PATHSPECS="1", LC_ALL="C")
     try:
         done = subprocess.run(command, cwd=tree, capture_output=True, env=env, timeout=GIT_TIMEOUT)
     except FileNotFoundError:

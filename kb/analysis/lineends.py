@@ -1,11 +1,17 @@
 """Line endings: a converted file keeps the ones it had.
 
-The engine reads ``\\n`` line ends (tree-sitter and Python also take a lone ``\\r`` as one, but
-the text edits, notes and imports are placed by ``\\n``).  A file whose lines all end in CR (old
-Mac style) is analysed with LF and written back with CR; a file whose lines all end in CRLF gets
-CRLF on the lines the conversion added.  A file mixing them is left mixed.
+The engine places its edits, notes and imports by ``\\n`` line ends, while Python (and tree-sitter)
+also end a line at a lone ``\\r``.  So a lone CR is read as LF - the same length, so every offset
+stays - and the result is written back with the file's own line ends: a file whose lines all end in
+CR (old Mac style) gets CR again, one whose lines all end in CRLF gets CRLF on the lines the
+conversion added, and a lone CR among other endings becomes the file's usual line end (Python reads
+them the same).
 """
 from __future__ import annotations
+
+import re
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def cr_only(data: bytes) -> bool:
@@ -13,8 +19,8 @@ def cr_only(data: bytes) -> bool:
 
 
 def for_analysis(data: bytes) -> bytes:
-    """``data`` with the line ends the engine places edits by (Python reads a lone CR as LF)."""
-    return data.replace(b"\r", b"\n") if cr_only(data) else data
+    """``data`` with every lone CR read as LF (offsets unchanged)."""
+    return _LONE_CR.sub(b"\n", data) if b"\r" in data else data
 
 
 def as_original(original: bytes, new: bytes) -> bytes:

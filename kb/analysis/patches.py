@@ -38,7 +38,7 @@ def _split_lf(data: bytes) -> list[str]:
 
 def unified_diff(path: Path, old: bytes, new: bytes) -> str:
     """The patch turning ``old`` into ``new`` for ``path`` (a relative path gives a/ and b/ names)."""
-    name = path.as_posix()
+    name = path.as_posix().lstrip("/")  # a/tmp/x.py, as git diff --no-index names an absolute path
     out = []
     for line in difflib.unified_diff(_split_lf(old), _split_lf(new), quote_name(f"a/{name}"),
                                      quote_name(f"b/{name}")):

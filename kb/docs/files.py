@@ -9,6 +9,7 @@ and never removed.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,8 +30,14 @@ class Changes:
 
 def listed(out: Path) -> list[str] | None:
     """The files the marker lists (relative paths), or None when the folder has no marker."""
+    marker = out / MARKER
+    if not os.path.lexists(marker):
+        return None
+    if not marker.is_file():  # a FIFO would block the read; a folder or a device is not msmap's
+        raise MsmapError(f"{marker} is not a regular file: msmap did not write it; remove it, or choose "
+                         "another folder with --out")
     try:
-        text = (out / MARKER).read_text(encoding="utf-8")
+        text = marker.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -111,7 +118,7 @@ def sync(out: Path, files: dict[str, str], force: bool = False) -> Changes:
 def _write_marker(out: Path, names: list[str], problems: list[str]) -> None:
     text = MARKER_HEAD + "".join(f"{rel}\n" for rel in names)
     try:
-        if (out / MARKER).read_text(encoding="utf-8") == text:
+        if (out / MARKER).is_file() and (out / MARKER).read_text(encoding="utf-8") == text:
             return
     except (OSError, UnicodeDecodeError):
         pass

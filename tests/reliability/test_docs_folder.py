@@ -34,3 +34,14 @@ def test_a_new_or_empty_folder_needs_no_force(env, tmp_path):
     for folder in (tmp_path / "new", tmp_path / "empty"):
         assert msmap(env, "docs", "--out", str(folder), "--no-readme", timeout=120).returncode == 0
         assert (folder / ".msmap-docs").is_file()
+
+
+def test_a_marker_that_is_not_a_regular_file_is_refused_not_read(env, tmp_path):
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    os.mkfifo(docs / ".msmap-docs")  # reading it would wait for a writer forever
+    done = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=60)
+    one_line_error(done, 2, ".msmap-docs", "not a regular file")
+    assert sorted(p.name for p in docs.iterdir()) == [".msmap-docs"]

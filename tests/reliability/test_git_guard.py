@@ -85,3 +85,13 @@ def test_one_git_status_per_repository(env, tmp_path):
     assert len(calls) == 2 and all(" status " in call for call in calls), calls
     assert msmap(env, "convert", str(first), "--in-place").returncode == 0  # all committed: converted
     assert (first / "pkg0" / "m0.py").read_text() != TORCH_SOURCE
+
+
+def test_git_variables_of_the_shell_do_not_point_git_elsewhere(env, tmp_path):
+    env = git_env(env, tmp_path)
+    dirty = repository(tmp_path / "dirty", env, ["model.py"])
+    (dirty / "model.py").write_text(TORCH_SOURCE + "edited = True\n")
+    clean = repository(tmp_path / "clean", env, ["other.py"])
+    elsewhere = {**env, "GIT_DIR": str(clean / ".git"), "GIT_WORK_TREE": str(clean)}
+    done = msmap(elsewhere, "convert", str(dirty / "model.py"), "--in-place")
+    assert done.returncode == 1 and "model.py: uncommitted changes" in done.stderr, done.stderr

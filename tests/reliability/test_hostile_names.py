@@ -40,6 +40,15 @@ def test_a_cr_only_file_stays_cr_only(env, tmp_path):
     assert compile(data, "mac.py", "exec")
 
 
+def test_a_lone_cr_among_lf_lines_gains_no_pass(env, tmp_path):
+    source = tmp_path / "mixed.py"
+    source.write_bytes(b"import torch\rx = torch.zeros(3)\nlayer = torch.nn.Linear(2, 3)\n")
+    done = msmap(env, "convert", str(source), "--in-place", "--force")
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = source.read_bytes()
+    assert b"pass" not in data and b"\r" not in data and compile(data, "mixed.py", "exec")
+
+
 def test_sarif_uris_are_percent_encoded(env, tmp_path):
     names = ["with space.py", "new\nline.py", "per%cent#hash.py", ":colon.py"]
     for name in names:
