@@ -1,8 +1,10 @@
 """``msmap convert`` for one source: fix-all, then a note on each line left for a human.
 
 A note is a comment at the end of the line, ``# msmap: <reason> (see: msmap
-lookup <torch name>)``.  A line that already carries ``# msmap:`` gets no
-second note, so converting twice equals converting once.  When the end of the
+lookup <torch name>)``: one short reason (``leftovers.short_reason``), the lookup
+says the rest; uses on one line with the same reason share it (``see: msmap lookup
+a, b``).  A line that already carries ``# msmap:`` gets no second note, so
+converting twice equals converting once.  When the end of the
 line is inside a string or after a backslash, the note goes to the end of the
 statement instead; if that is not possible either, the line gets no note.
 """
@@ -12,6 +14,7 @@ from typing import Any
 
 from kb.analysis.document import Document
 from kb.analysis.fixall import FixAllResult, Leftover, parses
+from kb.analysis.leftovers import short_reason
 from kb.analysis.text import TextEdit, apply_edits
 
 MARKER = "# msmap:"
@@ -19,9 +22,21 @@ _STRINGY = frozenset({"string", "string_content", "string_start", "string_end", 
                       "escape_sequence", "interpolation"})
 
 
-def note_for(left: Leftover) -> str:
-    reason = " ".join((left.reason or "not converted automatically").split()).replace(MARKER, "msmap:")
-    return f"{reason} (see: msmap lookup {left.torch_name})"
+SHARED_LIMIT = 50  # characters of each kind of reason when a line holds several
+
+
+def line_note(items: list[Leftover]) -> str:
+    """The note of one line: each distinct short reason once, with the names it stands for; when the
+    line holds several, only their kinds (``no MindSpore equivalent``, ``if this is a tensor``)."""
+    several = len({short_reason(item.reason) for item in items}) > 1
+    names: dict[str, list[str]] = {}
+    for item in items:
+        reason = short_reason((item.reason or "").split(": ", 1)[0], SHARED_LIMIT) if several \
+            else short_reason(item.reason)
+        bucket = names.setdefault(reason, [])
+        if item.torch_name not in bucket:
+            bucket.append(item.torch_name)
+    return "; ".join(f"{reason} (see: msmap lookup {', '.join(found)})" for reason, found in names.items())
 
 
 def convert_source(engine: Any, source: str | bytes, imported_classes: dict | None = None) -> FixAllResult:
@@ -43,16 +58,12 @@ def annotate(source: bytes, left: list[Leftover]) -> bytes | None:
     """Add ``# msmap:`` notes for ``left``; None when nothing was added."""
     document = Document(source)
     root = document.tree.root_node
-    notes: dict[int, list[str]] = {}  # offset where the note goes -> notes
+    notes: dict[int, list[Leftover]] = {}  # offset where the note goes -> what it says is left there
     for item in left:
         spot = _note_offset(root, source, item.offset)
-        if spot is None:
-            continue
-        text = note_for(item)
-        bucket = notes.setdefault(spot, [])
-        if text not in bucket:
-            bucket.append(text)
-    edits = [TextEdit(spot, spot, f"  {MARKER} " + "; ".join(texts)) for spot, texts in notes.items()]
+        if spot is not None:
+            notes.setdefault(spot, []).append(item)
+    edits = [TextEdit(spot, spot, f"  {MARKER} " + line_note(items)) for spot, items in notes.items()]
     return apply_edits(source, edits) if edits else None
 
 

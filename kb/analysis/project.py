@@ -30,6 +30,7 @@ from typing import Any
 
 from kb.analysis import lineends
 from kb.analysis.imports import mentions_roots
+from kb.analysis.leftovers import left_by_convert, unmarked_references
 from kb.analysis.settings import EngineSettings
 from kb.analysis.siblingclasses import imported_classes
 from kb.analysis.sourcefile import BOM as BOM  # re-exported for msmap convert
@@ -40,7 +41,7 @@ SKIP_DIRS = frozenset({"venv", ".venv", "__pycache__", "site-packages", "node_mo
 
 
 USE_FIELDS = ("torch", "kind", "category", "guess", "line", "column", "end_line", "end_column",
-              "target", "relation", "reason", "fix")  # the keys of a ``use_row``
+              "target", "relation", "reason", "fix", "left")  # the keys of a ``use_row``
 _ROW_VALUES = operator.itemgetter(*USE_FIELDS)
 
 
@@ -103,13 +104,14 @@ def _walk(root: Path, patterns: list[str]) -> Iterator[Path]:
     yield from (Path(name) for name in unreadable)
 
 
-def use_row(use: Any) -> dict[str, Any]:
-    """A use as plain data for reports (1-based lines and UTF-16 columns)."""
+def use_row(use: Any, left: bool = False) -> dict[str, Any]:
+    """A use as plain data for reports (1-based lines and UTF-16 columns); ``left``: convert leaves it
+    for a human (``leftovers.left_by_convert``)."""
     return {
         "torch": use.torch_name, "kind": use.kind, "category": use.category, "guess": use.guess,
         "line": use.range.start.line + 1, "column": use.range.start.character + 1,
         "end_line": use.range.end.line + 1, "end_column": use.range.end.character + 1,
-        "target": use.api, "relation": use.relation, "reason": use.reason, "fix": use.title or None,
+        "target": use.api, "relation": use.relation, "reason": use.reason, "fix": use.title or None, "left": left,
     }
 
 
@@ -173,7 +175,8 @@ def scan_file(engine: Any, path: str | Path) -> FileReport:
         return report
     try:
         analysis = engine.analyze(data)
-        report.uses = [use_row(u) for u in analysis.uses if u.counts]
+        left = left_by_convert(analysis)
+        report.uses = [use_row(u, id(u) in left) for u in analysis.uses if u.counts]
     except Exception as exc:  # never lose the whole scan to one file
         report.error = f"internal error while analysing: {type(exc).__name__}: {exc}"
         return report
@@ -288,6 +291,7 @@ class FileConversion:
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
     unsure: list[tuple[str, int, str]] = field(default_factory=list)  # marked possible tensor methods
     torch_imports: int = 0  # torch import statements still in the converted text
+    references: list[tuple[str, int, str]] = field(default_factory=list)  # torch left with no marker (leftovers.py)
     error: str | None = None
     bom: bool = False
 
@@ -298,7 +302,7 @@ class FileConversion:
     @property
     def complete(self) -> bool:
         """Converted with nothing left: no use for a human, no marker, no torch import."""
-        return self.error is None and not self.left and not self.unsure and not self.torch_imports
+        return self.error is None and not (self.left or self.unsure or self.torch_imports or self.references)
 
 
 def convert_file(engine: Any, path: str | Path) -> FileConversion:
@@ -332,6 +336,8 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
     result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
     result.unsure = [(left.torch_name, left.line, left.reason) for left in converted.unsure]
     result.torch_imports = len(TORCH_IMPORT.findall(converted.source))
+    if mentions_roots(converted.source):
+        result.references = unmarked_references(converted.source)
     return result
 
 

@@ -1,8 +1,9 @@
 """Scan reports: totals, and the table / JSON / CSV / SARIF 2.1.0 renderings.
 
-The share of call sites that convert automatically is
-``(direct + caveats) / (direct + caveats + manual + none)``: imports and
-tensor-method guesses are not counted as sites.
+The share of call sites that convert automatically is the sites convert rewrites over those
+plus what it leaves for a human (``left``: a use with no fix, and a guessed tensor method it
+marks, "if this is a tensor"), rounded down: never 100% while anything is left.  Imports and
+the guesses that need nothing are not counted.
 """
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ class Summary:
     totals: Counter = field(default_factory=Counter)
     per_api: dict[str, Counter] = field(default_factory=dict)
     performance: dict[str, Any] | None = None  # kb.timings.project_costs: the measured ops that will cost most
+    left: int = 0  # uses convert leaves for a human, the guesses it marks included
+    guesses_left: int = 0
+
+    @property
+    def automatic(self) -> int:
+        return sum(self.totals[c] for c in AUTOMATIC)
 
     @property
     def sites(self) -> int:
@@ -42,7 +49,8 @@ class Summary:
 
     @property
     def automatic_share(self) -> float | None:
-        return sum(self.totals[c] for c in AUTOMATIC) / self.sites if self.sites else None
+        whole = self.sites + self.guesses_left
+        return self.automatic / whole if whole else None
 
 
 def summarize(reports: list[FileReport]) -> Summary:
@@ -55,13 +63,15 @@ def summarize(reports: list[FileReport]) -> Summary:
             summary.files_with_uses += 1
         for use in report.uses:
             summary.totals[use["category"]] += 1
+            summary.left += bool(use.get("left"))
+            summary.guesses_left += bool(use.get("left") and use["guess"])
             summary.per_api.setdefault(use["torch"], Counter())[use["category"]] += 1
     return summary
 
 
 def _share(summary: Summary) -> str:
-    share = summary.automatic_share
-    return "n/a (no call sites)" if share is None else f"{share:.0%}"
+    whole = summary.sites + summary.guesses_left
+    return "n/a (no call sites)" if not whole else f"{summary.automatic * 100 // whole}%"  # 100%: nothing left
 
 
 def render_table(reports: list[FileReport], summary: Summary) -> str:
@@ -78,10 +88,11 @@ def render_table(reports: list[FileReport], summary: Summary) -> str:
     files = [r for r in reports if r.uses]
     if files:
         width = max(len(r.path) for r in files)
-        out.append(f"{'file':<{width}}  {head}")
+        out.append(f"{'file':<{width}}  {head}  {'left':>7}")
         for report in files:
             counts = Counter(u["category"] for u in report.uses)
-            out.append(f"{report.path:<{width}}  " + "  ".join(f"{counts[c]:>7}" for c in CATEGORIES))
+            out.append(f"{report.path:<{width}}  " + "  ".join(f"{counts[c]:>7}" for c in CATEGORIES)
+                       + f"  {sum(bool(u.get('left')) for u in report.uses):>7}")
         out.append("")
     for report in reports:
         if report.error:
@@ -93,7 +104,9 @@ def render_table(reports: list[FileReport], summary: Summary) -> str:
     for category in CATEGORIES:
         out.append(f"  {CATEGORY_LABELS[category]:<32} {summary.totals[category]:>6}")
     out.append(f"call sites that convert automatically: {_share(summary)} "
-               f"({sum(summary.totals[c] for c in AUTOMATIC)} of {summary.sites}; guesses and imports not counted)")
+               f"({summary.automatic} of {summary.sites + summary.guesses_left}; imports and guesses that need "
+               f"nothing not counted)")
+    out.append(f"left for a human: {summary.left} ({summary.guesses_left} of them 'if this is a tensor' guesses)")
     if summary.performance:
         from kb.timings import project_lines
 
@@ -107,6 +120,7 @@ def render_json(reports: list[FileReport], summary: Summary) -> str:
             "files": summary.files, "lines": summary.lines, "files_with_uses": summary.files_with_uses,
             "failed": summary.failed, "totals": {c: summary.totals[c] for c in CATEGORIES},
             "call_sites": summary.sites, "automatic_share": summary.automatic_share,
+            "left_for_a_human": summary.left, "guesses_left": summary.guesses_left,
             "performance": summary.performance,
         },
         "apis": {name: {c: counts[c] for c in CATEGORIES} for name, counts in sorted(summary.per_api.items())},

@@ -47,6 +47,7 @@ def git_dirty(files: list[Path], roots: list[str]) -> dict[Path, str]:
 
 def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[Path, str]] | None = None) -> int:
     from kb.analysis import writing
+    from kb.analysis.leftovers import IMPORT_LEFT, Tally, short_reason
     from kb.analysis.patches import unified_diff
     from kb.analysis.project import BOM, convert_files, excluded, project_settings, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
@@ -72,14 +73,14 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
     if not show_diff:  # what a run killed while writing (kill -9) left beside the files it writes
         for stale in writing.remove_stale_temporaries(writing.folders_written(files, roots, out)):
             report.write(f"{stale}: removed a temporary file left by an interrupted msmap run\n")
-    totals = {"files": 0, "changed": 0, "failed": 0, "found": 0, "left": 0, "complete": 0, "torch": 0}
+    totals = {"files": 0, "changed": 0, "failed": 0, "complete": 0, "torch": 0}
+    tally = Tally()
     apis: dict[str, int] = {}
     written: set[str] = set()
     for result in convert_files(files, spec, settings, jobs=args.jobs or None, max_bytes=args.max_file_size):
         path = Path(result.path)
         totals["files"] += 1
-        totals["found"] += result.found
-        totals["left"] += len(result.left)
+        tally.add(result.found, len(result.left), len(result.unsure), len(result.references))
         for name, n in result.apis.items():
             apis[name] = apis.get(name, 0) + n
         if result.error:
@@ -106,21 +107,18 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
                 totals["failed"] += 1
                 totals["changed"] -= 1
                 report.write(f"{path}: left unchanged: {problem}\n")
-        for name, line, reason in sorted(result.left + result.unsure, key=lambda item: item[1]):
-            report.write(f"{path}:{line}: {name}: {reason or 'not converted automatically'}\n")
-        if result.torch_imports:
+        for name, line, reason in sorted(result.left + result.unsure + result.references, key=lambda item: item[1]):
+            report.write(f"{path}:{line}: {name}: {short_reason(reason)}\n")
+        if result.torch_imports and not any(why == IMPORT_LEFT for _, _, why in result.references):
             report.write(f"{path}: {result.torch_imports} torch import(s) left (something still refers to torch)\n")
-        if b"torch" in (result.original or b""):
+        if b"torch" in (result.original or b"") or result.unsure:
             totals["torch"] += 1
             totals["complete"] += result.complete
     if out is not None:
         for rest, problem in writing.copy_rest(roots, out, lambda p, r: excluded(p, r, args.exclude), written):
             report.write(f"{rest}: {problem}\n")
-    converted = totals["found"] - totals["left"]
-    rate = f"{converted / totals['found']:.0%}" if totals["found"] else "n/a"
     report.write(f"{totals['files']} files, {totals['changed']} changed, {totals['failed']} left unchanged "
-                 f"(unreadable or not parsing); torch uses found: {totals['found']}, converted: {converted}, "
-                 f"left for a human: {totals['left']}, rate: {rate}\n")
+                 f"(unreadable or not parsing); {tally.summary()}\n")
     if totals["torch"]:
         report.write(f"files converted completely (no use left, no marker, no torch import): "
                      f"{totals['complete']} of {totals['torch']} that use torch\n")

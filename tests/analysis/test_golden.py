@@ -19,6 +19,7 @@ import pytest
 
 from kb.analysis import Engine, EngineSettings
 from kb.analysis.convert import convert_source
+from kb.analysis.leftovers import left_by_convert
 from kb.analysis.project import use_row
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -70,5 +71,7 @@ def test_the_goldens_also_show_what_is_left_for_a_human(engines):
 @pytest.mark.parametrize("name, family", CASES)
 def test_scan_golden(engines, name, family):
     source = (FIXTURES / f"{name}.py").read_bytes()
-    rows = [use_row(u) for u in engines[family].analyze(source).uses if u.counts]
+    analysis = engines[family].analyze(source)
+    left = left_by_convert(analysis)
+    rows = [use_row(u, id(u) in left) for u in analysis.uses if u.counts]
     _check(EXPECTED / f"{name}{_suffix(family)}.scan.json", (json.dumps(rows, indent=1) + "\n").encode())
