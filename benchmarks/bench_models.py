@@ -2,9 +2,12 @@
 and give torch's numbers.
 
     python benchmarks/bench_models.py [--family classic|mint|both] [--only NAME] [--json [PATH]]
-                                      [--jobs N] [--msadapter]
+                                      [--jobs N] [--msadapter] [--corpus heldout/BATCH] [--graph]
 
-The cases are the folders of benchmarks/corpus/ (source files + case.json).  For each case and
+The cases are the folders of benchmarks/corpus/ (source files + case.json), or with
+``--corpus heldout/BATCH`` the cases of benchmarks/heldout/BATCH.json, whose sources are the pinned
+PyPI packages benchmarks/heldout/fetch.py extracts to $MSMAP_HELDOUT (only the files a case lists
+are copied, under the package's own name; missing ``__init__.py`` files are empty).  For each case and
 family the case is copied to a temporary package, converted with
 ``msmap convert --device CPU --family F --out``, and taken through these stages; a case's stage is
 the first one that fails (PASS when none does):
@@ -19,6 +22,8 @@ the first one that fails (PASS when none does):
               MindSpore parameters with kb.weights.map_weights, every parameter filled
   forward     the model runs in eval mode on the case's inputs on CPU
   mismatch    every output has torch's shape, dtype class and values (rtol 1e-4, atol 1e-5)
+  graph       (``--graph``, reported beside the stages, never one of them) the same forward run
+              again under ``mindspore.set_context(mode=mindspore.GRAPH_MODE)`` matches torch
   train       a case with a ``train`` entry: its own training code run for a few steps on both
               sides leaves torch's parameters and log numbers (benchmarks/train_stage.py)
 
@@ -65,9 +70,21 @@ TIMEOUT_CONVERT, TIMEOUT_TORCH, TIMEOUT_MS = 300, 240, 300
 
 
 # ----------------------------------------------------------------------------- cases and inputs
-def load_cases(only: list[str] | None = None) -> list[dict]:
+def load_cases(only: list[str] | None = None, corpus: str = "corpus") -> list[dict]:
     cases = []
-    for meta in sorted(CORPUS.glob("*/case.json")):
+    if corpus.startswith("heldout/"):
+        sys.path.insert(0, str(ROOT / "benchmarks" / "heldout"))
+        import fetch
+
+        for case in fetch.load_batch(corpus.split("/", 1)[1])["cases"]:
+            src = case["source"]
+            case["dir"] = str(fetch.source_dir(fetch.DEST, src["package"], src["version"]) / src["root"])
+            case["package"], case["files"] = Path(src["root"]).name, src["paths"]
+            if not Path(case["dir"]).is_dir():
+                raise SystemExit(f"bench_models: {case['dir']} is missing: run benchmarks/heldout/fetch.py")
+            if not only or case["name"] in only:
+                cases.append(case)
+    for meta in sorted(CORPUS.glob("*/case.json")) if corpus == "corpus" else ():
         case = json.loads(meta.read_text())
         case["dir"] = str(meta.parent)
         if not only or case["name"] in only:
@@ -99,16 +116,22 @@ def make_inputs(specs: list[str], seed: int = 0) -> list:
 
 
 def package_name(case: dict) -> str:
-    return "corpus_" + case["name"]
+    return case.get("package") or "corpus_" + case["name"]
+
+
+def module_path(args: dict) -> str:
+    return f"{args['package']}.{args['module']}" if args["module"] else args["package"]
 
 
 def copy_case(case: dict, parent: Path) -> Path:
     dst = parent / package_name(case)
     dst.mkdir(parents=True)
-    for f in Path(case["dir"]).glob("*.py"):
-        shutil.copyfile(f, dst / f.name)
-    if not (dst / "__init__.py").exists():
-        (dst / "__init__.py").write_text("")
+    for rel in case.get("files") or [f.name for f in Path(case["dir"]).glob("*.py")]:
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(case["dir"]) / rel, dst / rel)
+    for folder in [dst, *(d for d in dst.rglob("*") if d.is_dir())]:
+        if not (folder / "__init__.py").exists():
+            (folder / "__init__.py").write_text("")
     return dst
 
 
@@ -148,6 +171,7 @@ def changed_lines(before: str, after: str) -> int:
 
 # ----------------------------------------------------------------------------- child processes
 MSMAP_ROOT = ROOT  # the msmap checkout that converts (--msmap-root: e.g. an exported commit)
+GRAPH = False  # --graph: also run the forward under GRAPH_MODE
 
 
 def _env() -> dict:
@@ -264,7 +288,7 @@ def child_torch(args: dict) -> None:
 
     try:
         sys.path.insert(0, args["src"])
-        ns = dict(vars(__import__(f"{args['package']}.{args['module']}", fromlist=["_"])))
+        ns = dict(vars(__import__(module_path(args), fromlist=["_"])))
         torch.manual_seed(0)
         exec(args["build"], ns)
         model = ns["model"]
@@ -332,7 +356,7 @@ def child_ms(args: dict) -> None:
     stage = "import"
     try:
         sys.path.insert(0, args["out"])
-        module = __import__(f"{args['package']}.{args['module']}", fromlist=["_"])
+        module = __import__(module_path(args), fromlist=["_"])
         step("import")
         stage = "init"
         import mindspore
@@ -377,17 +401,18 @@ def child_ms(args: dict) -> None:
         step("weights", matched=len(wm.matched))
         stage = "forward"
         net.set_train(False)
-        out = net(*[mindspore.Tensor(a) for a in np.load(args["inputs"]).values()])
+        inputs = [mindspore.Tensor(a) for a in np.load(args["inputs"]).values()]
+        out = net(*inputs)
         step("forward")
         stage = "mismatch"
         error, worst = compare(flatten(out), args["torch_outputs"], np.load(args["outputs"]))
-        if error:
-            step("mismatch", ok=False, error=error)
-            return
-        step("mismatch", max_abs_diff=worst)
+        step("mismatch", ok=error is None, **({"error": error} if error else {"max_abs_diff": worst}))
         stage = "train"
         if not args.get("train"):
             step("train", skipped=True)
+        if args.get("graph"):
+            graph_forward(net, inputs, args, step)
+        if error or not args.get("train"):
             return
         history = train_stage.run(ns, net, args, mindspore.Tensor)
         f64 = Path(args["trained"] + ".f64.npz")
@@ -396,6 +421,22 @@ def child_ms(args: dict) -> None:
         step("train", ok=error is None, error=error)
     except BaseException as exc:  # noqa: BLE001 - reported, not raised
         step(stage, ok=False, error=_error_line(exc), where=_where(exc, root))
+
+
+def graph_forward(net, inputs, args: dict, step) -> None:
+    """The PyNative forward's net and inputs run again compiled (GRAPH_MODE), compared with torch."""
+    import mindspore
+    import numpy as np
+
+    try:
+        mindspore.set_context(mode=mindspore.GRAPH_MODE)
+        out = net(*inputs)
+        error, _ = compare(flatten(out), args["torch_outputs"], np.load(args["outputs"]))
+        step("graph", ok=error is None, error=f"mismatch: {error}" if error else None)
+    except BaseException as exc:  # noqa: BLE001 - reported, not raised
+        step("graph", ok=False, error=_error_line(exc), where=_where(exc, os.path.join(args["out"], args["package"])))
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 # ----------------------------------------------------------------------------- one case
@@ -439,25 +480,26 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
         fail("convert", f"timeout after {TIMEOUT_CONVERT}s")
     pkg_out = out / package_name(case)
     if not failed:
-        for f in sorted(src.glob("*.py")):
-            target = pkg_out / f.name
+        for f in sorted(src.rglob("*.py")):
+            name = str(f.relative_to(src))
+            target = pkg_out / name
             if not target.exists():
-                fail("convert", f"{f.name} was not written")
+                fail("convert", f"{name} was not written")
                 break
             text = target.read_text()
             row["changed"] += changed_lines(f.read_text(), text)
             try:
                 refs, markers = torch_left(text)
             except SyntaxError as exc:
-                fail("parse", f"SyntaxError: {exc.msg}", {"file": f.name, "line": exc.lineno,
+                fail("parse", f"SyntaxError: {exc.msg}", {"file": name, "line": exc.lineno,
                                                            "code": (exc.text or "").strip()})
                 continue
             row["markers"] += len(markers)
             row["torch_refs"] += len(refs)
             lines = text.splitlines()
-            row["left"] += [{"file": f.name, "line": n, "what": what, "code": lines[n - 1].strip()[:200]}
+            row["left"] += [{"file": name, "line": n, "what": what, "code": lines[n - 1].strip()[:200]}
                             for n, what in refs]
-            row["marker_reasons"] += [{"file": f.name, "line": n, "reason": r[:300]} for n, r in markers]
+            row["marker_reasons"] += [{"file": name, "line": n, "reason": r[:300]} for n, r in markers]
         if not failed and (row["torch_refs"] or row["markers"]):
             first = row["left"][0] if row["left"] else None
             what = f"{row['torch_refs']} torch references (first: {first['what']})" if first else ""
@@ -470,9 +512,15 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
         else:
             args = {**{k: v for k, v in torch_side["args"].items() if k != "src"}, "work": str(fwork),
                     "out": str(out), "family": family, "torch_params": torch_side["params"],
-                    "torch_outputs": torch_side["outputs"], "torch_history": torch_side.get("history")}
+                    "torch_outputs": torch_side["outputs"], "torch_history": torch_side.get("history"),
+                    "graph": GRAPH}
             result = run_child("ms", args, TIMEOUT_MS)
-            steps = result["steps"]
+            graph = next((s for s in result["steps"] if s["stage"] == "graph"), None)
+            if args.get("graph"):
+                row["graph"] = {"stage": "PASS" if graph and graph["ok"] else "graph" if graph else "-",
+                                "error": graph.get("error") if graph else None,
+                                "where": (graph or {}).get("where") or None}
+            steps = [s for s in result["steps"] if s["stage"] != "graph"]
             bad = next((s for s in steps if not s["ok"]), None)
             if bad:
                 fail(bad["stage"], bad["error"], bad.get("where") or None)
@@ -502,7 +550,7 @@ def run_family(case: dict, family: str, work: Path, torch_side: dict) -> dict:
 def diagnose_with_torch(args: dict) -> dict:
     """Diagnosis only (never a PASS): how far the converted code runs when torch CAN be imported,
     i.e. what stops it once the torch references left are dealt with."""
-    result = run_child("ms", {**args, "allow_torch": True}, TIMEOUT_MS)
+    result = run_child("ms", {**args, "allow_torch": True, "graph": False}, TIMEOUT_MS)
     steps = result["steps"]
     bad = next((s for s in steps if not s["ok"]), None)
     if bad:
@@ -602,7 +650,9 @@ def summary(rows: list[dict]) -> dict:
     stages = Counter(r["stage"] for r in rows)
     ran = Counter(r["ran_to"] for r in rows)
     markers = [r["markers"] for r in rows if r["stage"] not in ("convert", "parse")]
+    graph = [r["graph"]["stage"] for r in rows if r.get("graph")]
     return {"cases": len(rows), "pass": stages["PASS"],
+            **({"graph_pass": graph.count("PASS")} if graph else {}),
             "stage": {s: stages[s] for s in STAGES if stages[s]},
             "ran_to": {s: ran[s] for s in STAGES if ran[s]},
             "median_markers_left": statistics.median(markers) if markers else None,
@@ -621,6 +671,8 @@ def print_family(family: str, rows: list[dict], msadapter: dict | None) -> None:
             err = f"{err} | stops: {r['stop']['stage']}: {r['stop']['error']}"
         ms = f" {msadapter.get(r['case'], {}).get('stage', '-'):10}" if msadapter else ""
         ms += f" {(r.get('with_torch') or {}).get('stage', '-'):8}"
+        if GRAPH:
+            ms += f" graph:{(r.get('graph') or {}).get('stage', '-'):5}"
         print(f"{r['case']:22} {r['stage']:10} {r['ran_to']:10} {r['markers']:5} {r['torch_refs']:5} "
               f"{r['changed']:4}{ms}  {err[:150]}")
     s = summary(rows)
@@ -628,7 +680,13 @@ def print_family(family: str, rows: list[dict], msadapter: dict | None) -> None:
           + ", ".join(f"{k} {v}" for k, v in s["stage"].items())
           + "; ran to: " + ", ".join(f"{k} {v}" for k, v in s["ran_to"].items())
           + f"; median markers left per file: {s['median_markers_left']}; "
-          f"median changed lines: {s['median_changed_lines']}")
+          f"median changed lines: {s['median_changed_lines']}"
+          + (f"; GRAPH_MODE PASS {s.get('graph_pass', 0)}/{s['cases']}" if GRAPH else ""))
+    if GRAPH:
+        why = Counter(f"{normalise(g['error'] or '')}" for r in rows if (g := r.get("graph")) and g["stage"] == "graph"
+                      and r["stage"] == "PASS")
+        for text, n in why.most_common(5):
+            print(f"  GRAPH_MODE fails after a PyNative PASS, {n:3} files  {text}")
     if msadapter:
         passed = sum(1 for r in rows if msadapter.get(r["case"], {}).get("stage") == "PASS")
         print(f"MSAdapter (unconverted files under its stand-in torch): PASS {passed}/{len(rows)}")
@@ -699,16 +757,20 @@ def main(argv=None) -> int:
     parser.add_argument("--msadapter", action="store_true", help="also run the cases under MSAdapter")
     parser.add_argument("--msmap-root", help="convert with the msmap checkout at this path (default: this one)")
     parser.add_argument("--label", help="what was measured (e.g. the commit), written into the JSON")
+    parser.add_argument("--corpus", default="corpus", help="corpus (default) or heldout/BATCH "
+                        "(benchmarks/heldout/BATCH.json; sources from benchmarks/heldout/fetch.py)")
+    parser.add_argument("--graph", action="store_true", help="also run each forward under GRAPH_MODE")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global MSMAP_ROOT
+    global MSMAP_ROOT, GRAPH
+    GRAPH = args.graph
     if args.msmap_root:
         MSMAP_ROOT = Path(args.msmap_root).resolve()
     if args.child:
         {"torch": child_torch, "ms": child_ms}[args.child[0]](json.loads(args.child[1]))
         return 0
     families = ["classic", "mint"] if args.family == "both" else [args.family]
-    cases = load_cases(args.only)
+    cases = load_cases(args.only, args.corpus)
     keep = Path(args.keep) if args.keep else None
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
@@ -725,6 +787,7 @@ def main(argv=None) -> int:
         path = Path(args.json) if args.json else RESULTS / f"models-{datetime.date.today().isoformat()}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         report = {"date": datetime.date.today().isoformat(), "msmap": args.label or str(MSMAP_ROOT),
+                  "corpus": args.corpus, "graph": GRAPH,
                   "rtol": RTOL, "atol": ATOL, "families": {}}
         for family in families:
             fam_rows = by_family[family]

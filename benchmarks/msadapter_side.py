@@ -4,8 +4,14 @@
 MSAdapter (PyPI ``msadapter`` 0.5.0b1) installs a package named ``torch``, so it lives in its own
 virtual environment, created on first use at $MSADAPTER_VENV (default /tmp/msadapter-venv):
 mindspore 2.10.0 and numpy<2, then msadapter without its pinned dependencies, plus the three
-it needs at run time.  The child loads real torch's state dict (same names) with
-``load_state_dict`` and runs the case's inputs; stages: import, init, weights, forward, mismatch.
+it needs at run time (and einops, which model files import).  On CPU its stand-in ``torch`` imports only
+when ``import msadapter`` runs first (a plain ``import torch`` fails looking up Ascend device
+properties), so the child imports msadapter before anything imports torch.  The child loads real
+torch's state dict (same names) with ``load_state_dict`` and runs the case's inputs; stages: import,
+init, weights, forward, mismatch.
+
+    python benchmarks/msadapter_side.py --setup
+    python benchmarks/msadapter_side.py --corpus heldout/batch1 [--jobs N] [--json OUT]
 """
 from __future__ import annotations
 
@@ -29,7 +35,8 @@ def ensure_venv() -> str | None:
     steps = [[sys.executable, "-m", "venv", str(VENV)],
              [str(PY), "-m", "pip", "install", "-q", "mindspore==2.10.0", "numpy<2"],
              [str(PY), "-m", "pip", "install", "-q", "--no-deps", "msadapter==0.5.0b1"],
-             [str(PY), "-m", "pip", "install", "-q", "requests", "typing_extensions", "ml-dtypes<0.6", "numpy<2"]]
+             [str(PY), "-m", "pip", "install", "-q", "requests", "typing_extensions", "ml-dtypes<0.6", "numpy<2",
+              "einops==0.8.2"]]  # einops: the held-out cases import it
     for cmd in steps:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
@@ -76,7 +83,7 @@ def child(args: dict) -> None:
     import numpy as np
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_models import compare, flatten  # stdlib-only module: no real torch comes with it
+    from bench_models import compare, flatten, module_path  # stdlib-only: no real torch comes with it
 
     log = open(args["progress"], "a")
 
@@ -86,10 +93,11 @@ def child(args: dict) -> None:
 
     stage = "import"
     try:
+        import msadapter  # noqa: F401 - must come first: on CPU its stand-in torch imports only after it
         import torch  # MSAdapter's stand-in
 
         sys.path.insert(0, args["src"])
-        module = __import__(f"{args['package']}.{args['module']}", fromlist=["_"])
+        module = __import__(module_path(args), fromlist=["_"])
         step("import")
         stage = "init"
         torch.manual_seed(0)
@@ -117,6 +125,40 @@ def child(args: dict) -> None:
         step(stage, ok=False, error=(text[0] if text else type(exc).__name__)[:300])
 
 
+def run_corpus(corpus: str, jobs: int, out: Path | None) -> int:
+    """MSAdapter alone over a corpus (``--corpus heldout/batch1``): torch side, then the stand-in."""
+    import shutil
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_models
+
+    problem = ensure_venv()
+    if problem:
+        print(f"msadapter_side: {problem}", file=sys.stderr)
+        return 1
+
+    def one(case):
+        work = Path(tempfile.mkdtemp(prefix=f"msadapter-{case['name']}-"))
+        try:
+            torch_side = bench_models.run_torch_side(case, work)
+            return {"case": case["name"], **run_case(torch_side["args"], torch_side, work)}
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        rows = list(pool.map(one, bench_models.load_cases(None, corpus)))
+    for r in rows:
+        print(f"{r['case']:28} {r['stage']:9} {(r['error'] or '')[:150]}")
+    passed = sum(r["stage"] == "PASS" for r in rows)
+    print(f"MSAdapter 0.5.0b1 (unconverted files under its stand-in torch): PASS {passed}/{len(rows)}")
+    if out:
+        out.write_text(json.dumps({"corpus": corpus, "msadapter": "0.5.0b1", "pass": passed, "cases": len(rows),
+                                   "rows": rows}, indent=1) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
         child(json.loads(sys.argv[2]))
@@ -124,5 +166,10 @@ if __name__ == "__main__":
         problem = ensure_venv()
         print(problem or f"MSAdapter venv ready at {VENV}")
         sys.exit(1 if problem else 0)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "--corpus":
+        # --corpus NAME [--jobs N] [--json OUT]
+        opts = dict(zip(sys.argv[3::2], sys.argv[4::2], strict=False))
+        sys.exit(run_corpus(sys.argv[2], int(opts.get("--jobs", 1)),
+                            Path(opts["--json"]) if "--json" in opts else None))
     else:
         print(__doc__)
