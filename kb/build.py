@@ -23,6 +23,7 @@ from kb.dbfile import APPLICATION_ID, check_replaceable
 from kb.derive import compare_params
 from kb.errors import MsmapError
 from kb.model import Caveat, Mapping, Target
+from kb.probes.values import not_call_probed
 from kb.sources import Sources, load_sources
 from kb.versions import version_key
 
@@ -259,8 +260,9 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content:
             # equivalence probe that called MindSpore with other arguments is no evidence against it.
             proof = proofs.get((m.torch, r["family"], r["api"]))
             if proof is not None:
-                # (a curator's explicit auto: true keeps auto; the failed styles are still shown)
-                _apply_rewrite_proof(r, proof, keep_auto=s == "curated" and t.auto is True)
+                _apply_rewrite_proof(r, proof)
+            if verdicts and proofs and r["api"]:  # data with rewrite-probe records (not a bare test set)
+                _gate_unproven(r, proof)  # not proven is not automatic
             if proof is not None and proof.get("result") in ("proven", "failed"):
                 pass  # the executed rewrite outranks an equivalence probe that called other code
             elif not (s == "curated" and t.auto is True):
@@ -347,21 +349,31 @@ def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str | Non
             if isinstance(p, dict) and p.get("kind") == "rewrite" and p.get("ms_version") == ms_version}
 
 
-def _apply_rewrite_proof(row: dict, probe: dict, keep_auto: bool = False) -> None:
+def _apply_rewrite_proof(row: dict, probe: dict) -> None:
     """The engine's own rewrite, executed next to torch, decides: a failure turns ``auto`` off
-    with the failure as the reason; a pass (or no evidence) leaves ``auto`` as it is.
-
-    ``keep_auto``: a curated target marked ``auto: true`` keeps it. The generated call styles
-    pass torch's ``None`` defaults literally (``F.softmax(x, None)``), which real calls do not;
-    the curator's parameter map was checked on the calls real code makes."""
+    with the failure as the reason (``_gate_unproven`` turns off the unproven ones)."""
     row["proof"] = json.dumps({k: probe.get(k) for k in ("result", "detail", "passed", "failed", "ms_version",
-                                                          "device")}, ensure_ascii=False)
-    if probe.get("result") == "failed" and row["auto"] and not keep_auto:
+                                                          "device", "values", "value_failures")},
+                              ensure_ascii=False)
+    if probe.get("result") == "failed" and row["auto"]:
         verdict = (f"Rewrite probe (mindspore {probe.get('ms_version')}, {probe.get('device') or 'cpu'}): "
                    f"{probe.get('detail')}. The rewrite msmap would emit gives other results than torch, "
                    "so msmap does not apply it automatically.")
         row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
         row["auto"] = 0
+
+
+def _gate_unproven(row: dict, proof: dict | None) -> None:
+    """An automatic target whose emitted rewrite no probe ran and matched is not automatic: a use
+    gets the marker ``unproven rewrite: <api>`` (the note's first sentence) instead of a rewrite."""
+    if not row["auto"] or (proof is not None and proof.get("result") == "proven") or not_call_probed(proof):
+        return
+    why = str((proof or {}).get("detail") or "no rewrite probe recorded for this target")
+    first = f"Unproven rewrite: {row['api']}: no probe ran the rewrite msmap would emit next to torch ({why})."
+    row["note"] = f"{first}\n\n{row['note']}" if row.get("note") else first
+    row["auto"] = 0
+    if proof is None:
+        row["proof"] = json.dumps({"result": "unprobed", "detail": why}, ensure_ascii=False)
 
 
 def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:

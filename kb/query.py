@@ -17,6 +17,7 @@ from typing import Any
 from kb import names, paths
 from kb.dbfile import read_only_uri
 from kb.errors import DatabaseError, MsmapError
+from kb.probes.values import not_call_probed
 from kb.versions import version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -384,17 +385,38 @@ class KB:
                 "torch_version": self.meta.get("torch_version")}
 
     def rewrite_proofs(self) -> dict[str, dict[str, int]]:
-        """Per family: auto targets, how many an executed rewrite probe proves, and rewrite probes that
-        failed (those targets are no longer auto); unprobed = auto targets without a proof."""
+        """Per family, from the executed rewrite probes (``msmap probe --rewrites``): ``auto`` targets;
+        ``proven`` (an emitted rewrite ran and matched torch); ``not_call_probed`` (automatic without a
+        call probe: not tensor computations, names that are not calls); ``unprobed`` = auto targets that
+        are neither (0 once every automatic rewrite is gated by its proof); ``unproven_off``: targets
+        the gate turned off (no proof); ``failed``: a rewrite probe found other results than torch.
+        ``values_targets``: auto targets whose proof records parameter values; ``values_proven`` /
+        ``values_failed``: (parameter, value class) pairs proven / found different, over those."""
         columns = {r[1] for r in self.conn.execute("PRAGMA table_info(targets)")}
         proof = "proof" if "proof" in columns else "NULL"
+        keys = ("auto", "proven", "not_call_probed", "unprobed", "unproven_off", "failed", "values_targets",
+                "values_proven", "values_failed")
         out: dict[str, dict[str, int]] = {}
-        for family, auto, result in self.conn.execute(
-                f"SELECT family, auto, json_extract({proof}, '$.result') FROM targets WHERE api IS NOT NULL"):
-            d = out.setdefault(family, {"auto": 0, "proven": 0, "failed": 0, "unprobed": 0})
+        for family, auto, note, text in self.conn.execute(
+                f"SELECT family, auto, note, {proof} FROM targets WHERE api IS NOT NULL"):
+            d = out.setdefault(family, dict.fromkeys(keys, 0))
+            record = json.loads(text) if text else {}
+            result = record.get("result")
             if auto:
                 d["auto"] += 1
-                d["proven" if result == "proven" else "unprobed"] += 1
+                if result == "proven":
+                    d["proven"] += 1
+                elif not_call_probed(record):
+                    d["not_call_probed"] += 1
+                else:
+                    d["unprobed"] += 1
+                values = record.get("values") or {}
+                if values:
+                    d["values_targets"] += 1
+                    d["values_proven"] += sum(len(v.get("proven") or []) for v in values.values())
+                    d["values_failed"] += sum(len(v.get("failed") or []) for v in values.values())
             elif result == "failed":
                 d["failed"] += 1
+            elif str(note or "").startswith("Unproven rewrite:"):
+                d["unproven_off"] += 1
         return dict(sorted(out.items()))

@@ -14,12 +14,21 @@ from typing import Any
 
 from kb.analysis.adapters import adapter, adapter_name, insertion
 from kb.analysis.annotations import typing_subscript
-from kb.analysis.arguments import Blocked, UnsupportedValue, plan_arguments, reference_blocker, transformed_params
+from kb.analysis.arguments import (
+    Blocked,
+    UnsupportedValue,
+    plan_arguments,
+    read_arguments,
+    reference_blocker,
+    transformed_params,
+)
 from kb.analysis.factorykwargs import call_factory_edits
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
 from kb.analysis.templates import check_statement, conditions, receiver_text, removal, render
 from kb.analysis.text import TextEdit
+from kb.analysis.transforms import parse_signature
+from kb.probes.values import DIM_NAMES, value_verdict
 
 AUTO_RELATIONS = frozenset({
     "consistent", "renamed", "param_names_differ", "defaults_differ", "torch_more_params",
@@ -61,6 +70,33 @@ def is_auto(choice: TargetChoice) -> bool:
     if auto is not None:
         return bool(auto) and choice.relation in AUTO_RELATIONS
     return choice.relation in AUTO_RELATIONS
+
+
+def value_blocker(site: Site, choice: TargetChoice) -> str | None:
+    """Why a call's argument keeps an automatic target from being applied: its value is one the
+    target's rewrite probe did not prove (or found different from torch), see ``kb.probes.values``.
+    Only parameters the probe varied are checked; None when every argument is proven."""
+    values = (choice.target.get("proof") or {}).get("values")
+    if not values or site.kind != "call" or site.call is None:
+        return None
+    try:
+        args, _ = read_arguments(site.call)
+    except Blocked:
+        return None
+    signature = parse_signature(site.record.get("torch_signature"))
+    order = signature.positional if signature is not None else []
+    # a required size (in_features, kernel_size) was not varied: any size is alike
+    required = {p.name for p in signature.parameters if p.default is None} - DIM_NAMES if signature else set()
+    positional = [a for a in args if a.keyword is None and not a.star]
+    named = [(order[i], a.value) for i, a in enumerate(positional) if i < len(order)]
+    named += [(a.keyword, a.value) for a in args if a.keyword is not None]
+    for param, text in named:
+        if param in required:
+            continue
+        why = value_verdict(values, param, text)
+        if why is not None:
+            return why
+    return None
 
 
 def static_forward(local_class: Any) -> bool:
@@ -129,6 +165,10 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         and not static_forward(site.local_class)
     as_type = site.kind == "attribute" and site.member is None and in_type_context(site.node)
     templates = choice.target.get("template") if is_auto(choice) else None
+    if site.kind == "call" and is_auto(choice):  # proven only at the parameter values the probe ran
+        unproven = value_blocker(site, choice)
+        if unproven is not None:
+            raise Blocked(unproven)
     if templates == [""] and site.kind in ("call", "attribute"):
         construct = site.call if site.kind == "call" and site.call is not None else site.node
         return Rewrite(_title(f"Remove {_text(construct)}", choice, None), removal(construct, source), None)

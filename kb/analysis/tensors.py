@@ -346,10 +346,15 @@ def _nodes(node: Any | None) -> Iterable[Any]:
 
 
 TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"})
+# Guessed methods whose rewrite is right whatever the receiver is that has the torch method: ``x.size(0)`` ->
+# ``x.shape[0]`` holds for a MindSpore tensor and a NumPy array alike, and as written it fails on MindSpore
+# (``Tensor.size`` is the element count, an int), so it is applied without knowing the receiver's type.
+ANY_RECEIVER = frozenset({"torch.Tensor.size"})
 
 
 def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
-    """Call spans of the analysis's guessed tensor-method uses whose receiver is a tensor."""
+    """Call spans of the analysis's guessed tensor-method uses whose receiver is a tensor, or whose rewrite
+    holds for any receiver (``ANY_RECEIVER``)."""
     guesses = [u for u in analysis.uses if u.guess and u.edits and u.call_span]
     if not guesses or analysis.tree is None:
         return set()
@@ -363,6 +368,9 @@ def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
     names = TensorNames(calls, analysis.alias)
     found = set()
     for use in guesses:
+        if use.torch_name in ANY_RECEIVER:
+            found.add(use.call_span)
+            continue
         call = call_at(root, use.call_span)
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None

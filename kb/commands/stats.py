@@ -1,4 +1,5 @@
-"""msmap stats: how many torch APIs have an entry, per namespace."""
+"""msmap stats: how many torch APIs have an entry, per namespace; per family, automatic rewrites and
+how many an executed rewrite probe proves, with the parameter values proven."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,22 @@ def run(args: argparse.Namespace) -> int:
     t = s["total"]
     print("-" * len(head))
     print(f"{'total':<28}{t['entries']:>9}{t['classic']:>9}{t['mint']:>9}{t['no_equivalent']:>10}")
-    for fam, d in s.get("rewrites", {}).items():
-        print(f"{fam} automatic rewrites: {d['auto']}, proven by an executed rewrite probe: {d['proven']}, "
-              f"unprobed: {d['unprobed']}; turned off by a failed rewrite probe: {d['failed']}")
+    rewrites = s.get("rewrites", {})
+    if rewrites:
+        print()
+        head = (f"{'family':<9}{'automatic':>10}{'proven':>8}{'%':>6}{'no call':>9}{'unproven':>10}"
+                f"{'gated off':>11}{'failed':>8}{'with values':>13}{'values ok':>11}{'values bad':>12}")
+        print(head)
+        print("-" * len(head))
+        for fam, d in rewrites.items():
+            share = 100.0 * d["proven"] / d["auto"] if d["auto"] else 0.0
+            print(f"{fam:<9}{d['auto']:>10}{d['proven']:>8}{share:>6.1f}{d['not_call_probed']:>9}{d['unprobed']:>10}"
+                  f"{d['unproven_off']:>11}{d['failed']:>8}{d['values_targets']:>13}{d['values_proven']:>11}"
+                  f"{d['values_failed']:>12}")
+        print("automatic: rewritten by convert and the quick-fixes; proven: an executed rewrite probe ran the "
+              "emitted code next to torch and it matched; no call: automatic without a call probe (not a tensor "
+              "computation, not a call); unproven: automatic without either (0: not proven is not automatic); "
+              "gated off: not automatic for want of a proof; failed: a probe found other results; with values: "
+              "proven targets whose parameter values were varied; values ok/bad: (parameter, value class) pairs "
+              "proven / found different (a call using one gets a marker)")
     return 0

@@ -110,6 +110,15 @@ def alternatives(name: str, default: Any, has_default: bool = True) -> list[Any]
     return []
 
 
+def _item_class(value: Any) -> str | None:
+    """The one class every item of a tuple or list literal has (``(2, 2)``: ``num:+``), else None."""
+    if isinstance(value, (tuple, list)) and value:
+        classes = {value_class(x) for x in value}
+        if len(classes) == 1:
+            return classes.pop()
+    return None
+
+
 def value_verdict(values: dict[str, Any] | None, param: str, text: str) -> str | None:
     """Why the argument ``param=text`` is not proven for a rewrite, or None when it is.
 
@@ -128,9 +137,10 @@ def value_verdict(values: dict[str, Any] | None, param: str, text: str) -> str |
                     f"some values of {param})")
         return None
     cls = value_class(value)
-    if cls in failed:
+    same = _item_class(value)  # (2, 2) is proven where 2 is
+    if cls in failed or same in failed:
         return f"rewrite differs from torch at {param}={text} (rewrite probe)"
-    if cls not in proven:
+    if cls not in proven and (same is None or same not in proven):
         return f"unproven value: {param}={text} (no rewrite probe ran this value)"
     return None
 

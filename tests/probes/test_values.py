@@ -37,6 +37,9 @@ RECORD = {"padding": {"proven": ["num:0"], "failed": ["num:1", "num:+"]},
 
 def test_a_call_is_checked_against_the_proven_values():
     assert value_verdict(RECORD, "stride", "2") is None  # same class as a proven value
+    assert value_verdict(RECORD, "stride", "(2, 2)") is None  # a pair of one class is that class
+    assert value_verdict(RECORD, "padding", "(1, 1)") is not None
+    assert value_verdict(RECORD, "stride", "(2, 1)") is not None
     assert value_verdict(RECORD, "padding", "0") is None
     assert "differs from torch at padding=1" in value_verdict(RECORD, "padding", "1")
     assert value_verdict(RECORD, "mode", "'bicubic'") == \
