@@ -5,7 +5,8 @@
 
 - only a regular file is ever replaced (a FIFO, a device, a socket or a folder never is: a size-0
   ``/dev/null`` is not an "empty file");
-- never through a symlink, and never the symlink itself;
+- never through a symlink, and never the symlink itself; a file msmap puts in a folder of its own
+  (``convert --out``, ``docs``) never lands outside it through a symlinked folder (``leaves``);
 - never a file the run reads as its input (the same inode, whatever the path says);
 - never a file with other hard links: replacing it would split them (the other names would keep
   the old content), and writing through the inode would not be atomic - so it is refused and the
@@ -90,6 +91,15 @@ def why_not_writable(path: Path, inputs: Iterable[Path] = ()) -> str | None:
         if not _writable(path, info):
             return "read-only: not rewritten (make it writable, or write elsewhere)"
     return _folder_problem(path.parent)
+
+
+def leaves(path: Path, folder: Path) -> str | None:
+    """Why writing ``path`` would land outside ``folder`` (a symlinked folder on the way), or None."""
+    real_folder = os.path.realpath(folder)
+    real = os.path.realpath(path.parent)
+    if real != real_folder and not real.startswith(real_folder.rstrip(os.sep) + os.sep):
+        return f"not written: {path.parent} leads out of {folder} through a symlink"
+    return None
 
 
 def refuse_unless_writable(path: Path, what: str, inputs: Iterable[Path] = ()) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kb.errors import MsmapError
 from kb.paths import remove_stale_temporaries as remove_stale_temporaries  # re-exported for msmap convert
-from kb.safepaths import write_file
+from kb.safepaths import leaves, write_file
 
 NOT_COPIED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -66,7 +66,7 @@ def folders_written(files: list[Path], roots: list[Path], out: Path | None) -> l
 
 def write_copy(target: Path, data: bytes, like: Path, out: Path) -> str | None:
     """Write ``data`` at ``target`` under ``out`` with the mode of ``like``; None or why not."""
-    problem = _outside(target, out)
+    problem = leaves(target, out)
     if problem:
         return problem
     problem = write_file(target, data, like=like, inputs=[like])
@@ -76,15 +76,6 @@ def write_copy(target: Path, data: bytes, like: Path, out: Path) -> str | None:
 def write_in_place(path: Path, data: bytes) -> str | None:
     """Rewrite ``path`` with ``data``; None, or why the file was left as it is."""
     return write_file(path, data)
-
-
-def _outside(target: Path, out: Path) -> str | None:
-    """Why writing ``target`` would leave ``out`` (a symlinked folder on the way), or None."""
-    real_out = os.path.realpath(out)
-    real = os.path.realpath(target.parent)
-    if real != real_out and not real.startswith(real_out.rstrip(os.sep) + os.sep):
-        return f"not written: {target.parent} leads out of {out} through a symlink"
-    return None
 
 
 def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iterator[tuple[str, str]]:
@@ -108,7 +99,7 @@ def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iter
                     continue
                 keep.append(name)
                 target = destination(source, roots, out)
-                if not _outside(target, out):
+                if not leaves(target, out):
                     target.mkdir(parents=True, exist_ok=True)  # empty folders are part of the tree too
             dirs[:] = keep
             for name in sorted(files):
@@ -122,7 +113,7 @@ def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iter
 
 def copy_entry(source: Path, target: Path, out: Path) -> str | None:
     """Copy one file or symlink as it is (a symlink stays a symlink); None or why not."""
-    problem = _outside(target, out)
+    problem = leaves(target, out)
     if problem:
         return problem
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.errors import MsmapError
-from kb.safepaths import write_file
+from kb.safepaths import leaves, write_file
 
 MARKER = ".msmap-docs"
 MARKER_HEAD = ("# Written by 'msmap docs'. It rewrites and removes only the files listed below;\n"
@@ -96,17 +96,21 @@ def sync(out: Path, files: dict[str, str], force: bool = False) -> Changes:
         if path.is_file() and not path.is_symlink() and path.read_bytes() == data:
             changes.unchanged += 1
             continue
-        problem = write_file(path, data)
+        problem = leaves(path, out) or write_file(path, data)
         if problem:
             problems.append(f"{rel}: {problem}")
         else:
             changes.written.append(rel)
     for rel in stale:
+        problem = leaves(out / rel, out)
         try:
-            (out / rel).unlink()
-            changes.removed.append(rel)
+            if problem is None:
+                (out / rel).unlink()
+                changes.removed.append(rel)
         except OSError as exc:
-            problems.append(f"{rel}: not removed: {exc.strerror or exc}")
+            problem = f"not removed: {exc.strerror or exc}"
+        if problem:
+            problems.append(f"{rel}: {problem}")
     if not problems:
         _write_marker(out, sorted(files), problems)
     if problems:

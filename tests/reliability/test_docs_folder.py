@@ -45,3 +45,20 @@ def test_a_marker_that_is_not_a_regular_file_is_refused_not_read(env, tmp_path):
     done = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=60)
     one_line_error(done, 2, ".msmap-docs", "not a regular file")
     assert sorted(p.name for p in docs.iterdir()) == [".msmap-docs"]
+
+
+def test_a_symlinked_folder_inside_the_docs_leads_nowhere_else(env, tmp_path):
+    import os
+
+    docs, elsewhere = tmp_path / "docs", tmp_path / "elsewhere"
+    assert msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=120).returncode == 0
+    tables = next(p for p in docs.iterdir() if p.is_dir())
+    elsewhere.mkdir()
+    (elsewhere / "mine.md").write_text("keep\n")
+    for page in tables.iterdir():
+        (elsewhere / page.name).write_text("keep\n")
+    os.rename(tables, tmp_path / "moved")
+    os.symlink(elsewhere, tables)  # the folder now points outside the docs
+    done = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=120)
+    assert done.returncode == 1 and "leads out of" in done.stderr and "Traceback" not in done.stderr
+    assert all(p.read_text() == "keep\n" for p in elsewhere.iterdir())
