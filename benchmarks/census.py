@@ -309,6 +309,31 @@ def figures(sites: Counter, per_project: dict[str, Counter]) -> dict:
     }
 
 
+def frequency(folders: list[Path], catalog, modules: set[str], kb_path: Path | None = None) -> dict[str, int]:
+    """Use sites per knowledge-base name in ``folders`` (read as in ``census``): how common each
+    API is in real code.  ``--frequency`` writes it to data/usage/, where search and lookup's
+    suggestions use it to order equally close names."""
+    counts: Counter = Counter()
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            for name, _line in names_in(path, ""):
+                if name in modules or any(part in INTROSPECTION for part in name.split(".")):
+                    continue
+                parts = name.split(".")
+                found = catalog.longest(parts[0], tuple(parts[1:]))
+                if found is not None:
+                    counts[found[1]] += 1
+    if kb_path is not None:  # torch.Tensor / torch.nn.Module methods on receivers the engine types
+        from kb.analysis.project import python_files, scan_files
+        from kb.analysis.settings import EngineSettings
+
+        for report in scan_files(list(python_files(folders)), kb_path, EngineSettings(tensor_method_guesses=False)):
+            for use in report.uses:
+                if use["torch"].startswith(("torch.Tensor.", "torch.nn.Module.")) and not use["guess"]:
+                    counts[use["torch"]] += 1
+    return dict(sorted(counts.items()))
+
+
 def engine_method_uses(projects: tuple[str, ...], kb_path: Path) -> dict[str, Counter]:
     """torch.Tensor / torch.nn.Module method uses the engine finds on typed receivers (no guesses)."""
     from kb.analysis.project import python_files, scan_files
@@ -333,7 +358,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fetch", action="store_true", help="download the census sources first")
     parser.add_argument("--json", metavar="OUT", help="write the results as JSON")
+    parser.add_argument("--frequency", metavar="OUT",
+                        help="write use sites per API (data/usage/frequency.json) counted in the census "
+                        "sources and in --corpus folders")
+    parser.add_argument("--corpus", metavar="DIR", nargs="*", default=[],
+                        help="more folders of real torch code for --frequency (e.g. benchmarks/corpus)")
     args = parser.parse_args(argv)
+    if args.frequency:
+        from kb.analysis.catalog import Catalog
+        from kb.query import KB, ensure_db
+
+        folders = [CENSUS / p for p in CHOSEN + HELD_OUT if (CENSUS / p).exists()] + [Path(d) for d in args.corpus]
+        kb_path = ensure_db()
+        counts = frequency(folders, Catalog(KB.open(kb_path)), module_names(), kb_path)
+        shown = [str(f.resolve().relative_to(ROOT)) if f.resolve().is_relative_to(ROOT) else f.name for f in folders]
+        about = ("Use sites per API in real code, written by 'python benchmarks/census.py --frequency'; "
+                 "msmap search and lookup's suggestions order equally close names by it.")
+        Path(args.frequency).write_text(json.dumps({"about": about, "sources": shown, "counts": counts},
+                                                   indent=0, sort_keys=True) + "\n")
+        print(f"{args.frequency}: {len(counts)} APIs, {sum(counts.values())} use sites from {len(folders)} folders")
+        return 0
     if args.fetch:
         fetch(CENSUS)
     if not CENSUS.exists():

@@ -294,6 +294,8 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content:
         if rows:
             db.table(table).insert_all(rows, alter=True)
     _write_timings(db, [r for r in src.extra.get("timing", []) if isinstance(r, dict)])
+    db.execute("CREATE TABLE usage (torch TEXT PRIMARY KEY, sites INTEGER NOT NULL)")  # data/usage
+    db.conn.executemany("INSERT INTO usage VALUES (:torch, :sites)", src.extra.get("usage", []))
 
     db.execute("CREATE INDEX idx_targets_api ON targets(api)")
     db.execute("CREATE INDEX idx_mappings_short ON mappings(short)")

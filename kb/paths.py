@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes", "timing")
+DATA_SUBDIRS = ("curated", "derived", "snapshots", "checks", "probes", "timing", "usage")
 DATA_SUFFIXES = (".yaml", ".yml", ".jsonl", ".json")
 
 

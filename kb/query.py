@@ -79,7 +79,7 @@ def _progress(what: str, quiet: bool) -> Callable[[str], None]:
     if quiet:
         return lambda _stage: None
     started = time.perf_counter()
-    sys.stderr.write(f"msmap: {what} (once; about 20 s) ...\n")
+    sys.stderr.write(f"msmap: {what} (once) ...\n")
 
     def stage(text: str) -> None:
         sys.stderr.write(f"msmap:   {time.perf_counter() - started:4.1f} s  {text}\n")
@@ -198,7 +198,12 @@ class KB:
         return None, list(rows)
 
     def suggest(self, name: str, n: int = 5) -> list[str]:
+        """Names close to an unknown ``name``: by the edit distance of the last segment, then the
+        more common API in real code (``torch.nn.Dropuot`` -> ``torch.nn.Dropout`` before the
+        quantized Dropouts), then the closer full name."""
         import difflib
+
+        from kb.search import closeness, usage
 
         name = names.normalize(name)
         short = name.rsplit(".", 1)[-1].lower()
@@ -206,12 +211,14 @@ class KB:
         by_short: dict[str, list[str]] = {}
         for full in all_names:
             by_short.setdefault(full.rsplit(".", 1)[-1].lower(), []).append(full)
-        out: list[str] = []
-        for s in difflib.get_close_matches(short, list(by_short), n=n, cutoff=0.6):
-            out.extend(by_short[s])
-        for full in difflib.get_close_matches(name, all_names, n=n, cutoff=0.75):
-            out.append(full)
-        return list(dict.fromkeys(out))[:n]
+        found: list[str] = []
+        for s in difflib.get_close_matches(short, list(by_short), n=max(n, 10), cutoff=0.6):
+            found.extend(by_short[s])
+        found.extend(difflib.get_close_matches(name, all_names, n=n, cutoff=0.75))
+        sites = usage(self.conn)
+        ranked = sorted(dict.fromkeys(found), key=lambda full: (
+            *closeness(name, full, sites), -difflib.SequenceMatcher(None, name, full).ratio(), full))
+        return ranked[:n]
 
     # --- records ---------------------------------------------------------
     def _mapping(self, torch_name: str) -> dict[str, Any] | None:

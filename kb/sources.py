@@ -196,6 +196,15 @@ def load_sources(data: Path) -> Sources:
         src.extra[sub] = items
     src.extra["timing"] = [t.model_dump() for path in sorted((data / "timing").glob("*.jsonl"))
                            for t in load_jsonl(path, TimingRow)]  # msmap probe --timing
+    usage: dict[str, int] = {}  # data/usage/*.json: use sites per API in real code (benchmarks/census.py)
+    for path in sorted((data / "usage").glob("*.json")):
+        raw = load_json(path)
+        counts = raw.get("counts") if isinstance(raw, dict) else None
+        if not isinstance(counts, dict) or not all(isinstance(v, int) for v in counts.values()):
+            raise DataError(f"{path}:1: a usage file needs 'counts': {{API name: use sites}}")
+        for name, sites in counts.items():
+            usage[name] = usage.get(name, 0) + sites
+    src.extra["usage"] = [{"torch": name, "sites": sites} for name, sites in sorted(usage.items())]
     _check_references(src)
     return src
 

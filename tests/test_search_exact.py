@@ -36,3 +36,48 @@ def test_every_api_found_by_its_last_name_comes_first(real_kb):
         if any(exact_name(h, query) for h in hits) and not exact_name(hits[0], query):
             wrong.append((query, hits[0]))
     assert not wrong
+
+
+def test_distance_counts_a_swap_of_neighbours_as_one_edit():
+    from kb.search import distance
+
+    assert distance("dropuot", "dropout") == 1
+    assert distance("dropout", "dropout") == 0
+    assert distance("dropout_", "dropuot") == 2
+    assert distance("", "relu") == 4
+
+
+def test_equally_close_names_come_in_order_of_use_in_real_code():
+    from kb.search import closeness
+
+    sites = {"torch.nn.Dropout": 65, "torch.dropout": 2}
+    names = ["torch.ao.nn.quantized.Dropout", "torch.dropout", "torch.nn.Dropout", "torch.dropout_"]
+    assert sorted(names, key=lambda n: closeness("dropuot", n, sites)) == [
+        "torch.nn.Dropout", "torch.dropout", "torch.ao.nn.quantized.Dropout", "torch.dropout_"]
+
+
+def test_a_misspelt_name_finds_the_common_api_first(real_kb):
+    """`msmap search dropuot`: torch.nn.Dropout, not torch.dropout_ or an attention function."""
+    hits = [h["ref"] for h in real_kb.search("dropuot", 20)]
+    assert hits[0] == "torch.nn.Dropout", hits
+    assert hits.index("torch.dropout_") > hits.index("torch.nn.functional.dropout")
+    assert real_kb.suggest("torch.nn.Dropuot")[0] == "torch.nn.Dropout"  # not a quantized Dropout
+    assert real_kb.suggest("nn.Linaer")[0] == "torch.nn.Linear"
+
+
+def test_usage_counts_are_build_data(small_data, tmp_path):
+    import json
+
+    from kb.errors import DataError
+    from kb.query import KB
+
+    usage = small_data / "usage"
+    usage.mkdir()
+    (usage / "frequency.json").write_text(json.dumps({"counts": {"torch.nn.Dropout": 7}}))
+    kb = KB.open(db=tmp_path / "kb.sqlite", data=small_data)
+    from kb.search import usage as read_usage
+
+    assert read_usage(kb.conn) == {"torch.nn.Dropout": 7}
+    (usage / "frequency.json").write_text(json.dumps({"counts": {"torch.nn.Dropout": "many"}}))
+    with pytest.raises(DataError, match="frequency.json:1: a usage file needs 'counts'"):
+        KB.open(db=tmp_path / "kb2.sqlite", data=small_data)
