@@ -1,7 +1,7 @@
 """Reading a Python source file: the one reader ``scan``, ``convert`` and the sibling modules they
 follow (``from .helper import *``) go through, with its bounds.
 
-- Only regular files are read (a FIFO would block forever, a device never end).
+- Only regular files are read (``kb.reading``: a FIFO would block forever, a device never end).
 - None larger than the size limit (``--max-file-size``, 10 MB by default; ``set_limit`` sets it
   for a worker process, so the modules a file follows get the same bound as the inputs).
 - None with more syntax than can be analysed in bounded memory.  Analysis holds syntax trees
@@ -15,12 +15,10 @@ follow (``from .helper import *``) go through, with its bounds.
 """
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
-from kb.safepaths import kind
+from kb.reading import read_file
 
 BOM = b"\xef\xbb\xbf"
 MAX_SOURCE_BYTES = 10_000_000  # larger source files are skipped and reported (--max-file-size)
@@ -71,29 +69,9 @@ def _too_costly(data: bytes) -> str | None:
 
 def read_source(path: str | Path, max_bytes: int | None = None) -> tuple[bytes | None, str | None]:
     """(UTF-8 bytes without BOM, None) or (None, why the file cannot be used)."""
-    limit = _LIMIT if max_bytes is None else max_bytes
-    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with open(fd, "rb", closefd=True) as handle:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                return None, "is a directory"
-            if not stat.S_ISREG(info.st_mode):
-                return None, f"skipped: not a regular file ({kind(info.st_mode)})"
-            if info.st_size > limit:
-                return None, (f"skipped: {info.st_size / 1e6:.1f} MB is larger than the "
-                              f"{limit / 1e6:g} MB limit (--max-file-size)")
-            data = handle.read(limit + 1)
-        if len(data) > limit:  # it grew while being read
-            return None, f"skipped: larger than the {limit / 1e6:g} MB limit (--max-file-size)"
-    except IsADirectoryError:
-        return None, "is a directory"
-    except FileNotFoundError:
-        return None, "cannot read: no such file (dangling symlink?)"
-    except PermissionError:
-        return None, "cannot read: permission denied"
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+    data, why = read_file(path, _LIMIT if max_bytes is None else max_bytes)
+    if data is None:
+        return None, why
     if b"\x00" in data:
         return None, "binary file (contains NUL bytes)"
     if data.startswith(BOM):

@@ -58,15 +58,21 @@ def _show(path: Path) -> str:
     return str(path.resolve()) if shown.startswith("..") else shown
 
 
+README_LIMIT = 10_000_000  # bytes of a README msmap reads to update its CLI reference
+
+
 def _readme(args: argparse.Namespace) -> tuple[Path, str | None, str | None]:
     """(path, current text, regenerated text); the texts are None when there is nothing to do."""
     from kb.docs import cliref
+    from kb.reading import read_text
 
     path = Path(args.readme) if args.readme else _repo_root() / "README.md"
     if not path.is_file():
         raise cliref.MarkersMissing(f"{_show(path)}: no such file; create it with the CLI reference markers "
                                     f"'{cliref.START}' and '{cliref.END}', or pass --no-readme")
-    text = path.read_text(encoding="utf-8")
+    text, why = read_text(path, README_LIMIT, "a README")
+    if text is None:
+        raise cliref.MarkersMissing(f"{_show(path)}: {why}; pass --no-readme to leave it alone")
     return path, text, cliref.splice(text, cliref.block(), _show(path))
 
 

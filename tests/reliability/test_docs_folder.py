@@ -62,3 +62,11 @@ def test_a_symlinked_folder_inside_the_docs_leads_nowhere_else(env, tmp_path):
     done = msmap(env, "docs", "--out", str(docs), "--no-readme", timeout=120)
     assert done.returncode == 1 and "leads out of" in done.stderr and "Traceback" not in done.stderr
     assert all(p.read_text() == "keep\n" for p in elsewhere.iterdir())
+
+
+def test_a_readme_that_is_not_utf8_is_reported_not_a_crash(env, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_bytes(b"# caf\xe9\n")
+    done = msmap(env, "docs", "--out", str(tmp_path / "docs"), "--readme", str(readme), timeout=120)
+    one_line_error(done, 1, "README.md", "not UTF-8")
+    assert readme.read_bytes() == b"# caf\xe9\n"

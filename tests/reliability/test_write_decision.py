@@ -107,3 +107,28 @@ def test_a_full_disk_leaves_the_file_and_no_temporary_file(env, tmp_path):
     assert done.returncode == 1 and "model.py: left unchanged: cannot write: File too large" in done.stdout
     assert source.read_text() == TORCH_SOURCE * 200
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "kb.sqlite" and p.name != "cache") == ["model.py"]
+
+
+def test_a_file_whose_owner_cannot_be_kept_is_not_rewritten(tmp_path, monkeypatch):
+    """As a user who may write another user's file but not give a file away: not rewritten (the
+    replacement would belong to the user), and no temporary file left."""
+    target = tmp_path / "model.py"
+    target.write_text("x = 1\n")
+    info = target.stat()
+    monkeypatch.setattr(os, "lstat", lambda path, _real=os.lstat: _owned_by_someone_else(_real(path), path, target))
+
+    def refuse(fd, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", refuse)
+    problem = write_file(target, b"y = 2\n")
+    assert problem == f"cannot keep its owner ({info.st_uid + 1}:{info.st_gid}): not rewritten"
+    assert target.read_text() == "x = 1\n" and sorted(p.name for p in tmp_path.iterdir()) == ["model.py"]
+
+
+def _owned_by_someone_else(info: os.stat_result, path, target: Path) -> os.stat_result:
+    if Path(path) != target:
+        return info
+    fields = list(info)
+    fields[stat.ST_UID] += 1
+    return os.stat_result(fields)
