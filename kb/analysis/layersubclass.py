@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kb.analysis.adapters import adapter, adapter_name
-from kb.analysis.arguments import Blocked, plan_arguments
+from kb.analysis.adapters import adapter, adapter_name, insertion
+from kb.analysis.arguments import Blocked, plan_arguments, read_arguments
 from kb.analysis.classes import LocalClass
 from kb.analysis.rewrite import spelled
 from kb.analysis.text import TextEdit
@@ -37,7 +37,7 @@ def subclass_edits(local: LocalClass, record: dict[str, Any], target: dict[str, 
     take torch's arguments and read the MindSpore base's attributes."""
     edits: list[TextEdit] = []
     if "__init__" in local.methods:
-        edits += _super_init_edits(local.methods["__init__"], record, target, source)
+        edits += _super_init_edits(local, record, target, source, alias)
     elif _params_change(target):
         added = _init_method(local.node, record, target, alias)
         edits += [added] if added is not None else []
@@ -94,7 +94,9 @@ def _init_method(class_node: Any, record: dict[str, Any], target: dict[str, Any]
     return TextEdit(first.start_byte, first.start_byte, method.lstrip(" ") + "\n\n" + indent)
 
 
-def _super_init_edits(method: Any, record: dict[str, Any], target: dict[str, Any], source: bytes) -> list[TextEdit]:
+def _super_init_edits(local: LocalClass, record: dict[str, Any], target: dict[str, Any], source: bytes,
+                      alias: str) -> list[TextEdit]:
+    method = local.methods["__init__"]
     for node in _nodes(method.child_by_field_name("body")):
         if node.type != "call":
             continue
@@ -106,10 +108,33 @@ def _super_init_edits(method: Any, record: dict[str, Any], target: dict[str, Any
         if owner is None or owner.type != "call" or owner.child_by_field_name("function").text != b"super":
             continue
         try:
+            if any(a.star for a in read_arguments(node)[0]):
+                return _unpacked_super_init(local, node, record, target, source, alias)
             return plan_arguments(node, record, target, source)
         except Blocked:
             return []
     return []
+
+
+def _unpacked_super_init(local: LocalClass, call: Any, record: dict[str, Any], target: dict[str, Any],
+                         source: bytes, alias: str) -> list[TextEdit]:
+    """``super().__init__(c_in, c_out, k, **kwargs)``: what ``kwargs`` holds is known only at run time
+    (torch's ``bias=False``, ``groups=``), so the arguments go through a function written into the file
+    that takes torch's parameters and gives the MindSpore base's, with the same parameter map and
+    transforms as an adapter: ``super().__init__(**ms_Conv2d_args(c_in, c_out, k, **kwargs))``."""
+    arguments = call.child_by_field_name("arguments")
+    if arguments is None or local.node is None:
+        return []
+    api = spelled(str(target.get("api")), alias)
+    name = adapter_name(str(target.get("api"))) + "_args"
+    text = adapter(record, target, alias, "dict")
+    text = text.replace(" by dict in this conversion", f" by {api} in this conversion")
+    head, rest = text.split("\n", 1)
+    definition = f"def {name}(" + head.split("(", 1)[1] + "\n" + rest.replace(
+        f"building {target.get('api')} (written", f"as {target.get('api')}'s keyword arguments (written", 1)
+    inner = source[arguments.start_byte + 1:arguments.end_byte - 1].decode("utf-8", "surrogateescape")
+    added = insertion(local.node, source, name, definition)
+    return [TextEdit(arguments.start_byte, arguments.end_byte, f"(**{name}({inner}))")] + ([added] if added else [])
 
 
 def _attribute_renames(method: Any, renamed: dict[str, str]) -> Iterable[TextEdit]:

@@ -1,0 +1,47 @@
+"""A layer subclass whose ``__init__`` passes ``**kwargs`` on to its torch base (kb/analysis/layersubclass.py):
+the keyword arguments reach the MindSpore base through a function written into the file that maps torch's
+parameters at run time (``bias=False`` -> ``has_bias=False``, ``groups`` -> ``group``), so a caller's torch
+keywords work, and ``has_bias`` is not given twice."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import torch
+
+from tests.analysis.roundtrip import converted
+
+SOURCE = '''\
+import torch.nn as nn
+
+
+class StdConv2d(nn.Conv2d):
+    def __init__(self, in_ch, out_ch, kernel_size, stride=1, padding=0, eps=1e-6, **kwargs):
+        super().__init__(in_ch, out_ch, kernel_size, stride=stride, padding=padding, **kwargs)
+        self.eps = eps
+'''
+
+
+def test_torch_keywords_through_kwargs_reach_the_mindspore_base(classic, tmp_path):
+    text = converted(classic, SOURCE)
+    assert "super().__init__(**ms_Conv2d_args(in_ch, out_ch, kernel_size, stride=stride, padding=padding, **kwargs))" \
+        in text
+    assert "has_bias=True" not in text
+    (tmp_path / "converted.py").write_text(text)
+    program = (f"import sys\nsys.modules['torch'] = None\nsys.path.insert(0, {str(tmp_path)!r})\n"
+               "import converted\n"
+               "m = converted.StdConv2d(4, 8, 3, padding=1, bias=False, groups=2)\n"
+               "print(m.has_bias, m.group, tuple(m.weight.shape))\n"
+               "try:\n    converted.StdConv2d(4, 8, 3, padding_mode='reflect')\n"
+               "except NotImplementedError as exc:\n    print('refused:', 'padding_mode' in str(exc))\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    expected = torch.nn.Conv2d(4, 8, 3, padding=1, bias=False, groups=2)
+    assert done.stdout.split("\n")[:2] == [f"False 2 {tuple(expected.weight.shape)}", "refused: True"]
+
+
+def test_a_super_call_without_unpacking_keeps_the_plain_map(classic):
+    source = SOURCE.replace(", **kwargs)", ")").replace("eps=1e-6, **kwargs", "eps=1e-6")
+    text = converted(classic, source)
+    assert "ms_Conv2d_args" not in text
+    assert "super().__init__(in_ch, out_ch, kernel_size, stride=stride, padding=" in text
