@@ -125,10 +125,9 @@ def write_file(path: Path, data: bytes | Path, like: Path | None = None, inputs:
     """Write ``data`` at ``path`` if ``why_not_writable`` allows it; None, or why it was not written.
 
     The mode is ``like``'s (the source of a copy) or else the replaced file's (new files: the
-    umask's); a replaced file keeps its owner and group."""
-    problem = why_not_writable(path, inputs)
-    if problem:
-        return problem
+    umask's); a replaced file keeps its owner and group.  A regular file that already holds
+    ``data`` with that mode is left as it is (a second ``convert --out`` over a read-only copy
+    has nothing to write, so nothing to refuse)."""
     try:
         current: os.stat_result | None = os.lstat(path)
     except OSError:
@@ -141,6 +140,11 @@ def write_file(path: Path, data: bytes | Path, like: Path | None = None, inputs:
                 break
             except OSError:
                 continue
+    if current is not None and _holds(path, current, data, mode):
+        return None
+    problem = why_not_writable(path, inputs)
+    if problem:
+        return problem
     owner = (current.st_uid, current.st_gid) if current is not None else None
     try:
         write_atomically(path, data, mode, owner)
@@ -151,3 +155,17 @@ def write_file(path: Path, data: bytes | Path, like: Path | None = None, inputs:
     except OSError as exc:
         return f"cannot write: {exc.strerror or exc}"
     return None
+
+
+def _holds(path: Path, info: os.stat_result, data: bytes | Path, mode: int) -> bool:
+    """True when the regular file at ``path`` (``info``: its lstat) already is ``data`` with ``mode``."""
+    if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != mode:
+        return False
+    try:
+        if isinstance(data, Path):
+            import filecmp
+
+            return os.stat(data).st_size == info.st_size and filecmp.cmp(data, path, shallow=False)
+        return info.st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False

@@ -132,3 +132,17 @@ def _owned_by_someone_else(info: os.stat_result, path, target: Path) -> os.stat_
     fields = list(info)
     fields[stat.ST_UID] += 1
     return os.stat_result(fields)
+
+
+def test_a_second_out_run_over_read_only_copies_has_nothing_to_refuse(env, tmp_path, unprivileged):
+    source = torch_file(tmp_path / "src" / "model.py")
+    (tmp_path / "src" / "notes.txt").write_text("vendored\n")
+    for path in (source, tmp_path / "src" / "notes.txt"):
+        path.chmod(0o444)  # the copies keep the mode: read-only too
+    for _ in range(2):
+        done = msmap(env, "convert", str(tmp_path / "src"), "--out", str(tmp_path / "out"), prefix=unprivileged)
+        assert done.returncode == 0 and "not written" not in done.stdout, done.stdout
+    source.chmod(0o644)
+    source.write_text(TORCH_SOURCE + "other = 1\n")  # now the copy must change, and it is read-only
+    done = msmap(env, "convert", str(tmp_path / "src"), "--out", str(tmp_path / "out"), prefix=unprivileged)
+    assert done.returncode == 1 and "read-only" in done.stdout
