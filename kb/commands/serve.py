@@ -1,4 +1,5 @@
-"""msmap serve: browse the knowledge base in Datasette, read-only, on localhost by default.
+"""msmap serve: browse the knowledge base in Datasette, read-only, on localhost by default, with
+bounded queries (``SETTINGS``: no arbitrary SQL, 1 s and 1,000 rows per query).
 
 Datasette is an optional extra (``pip install "msmap[serve]"``).  The command prepares a
 served copy of the DB with per-table search indexes and a metadata file (see
@@ -12,6 +13,18 @@ import os
 import sys
 
 INSTALL = 'pip install "msmap[serve]"'
+# Datasette's public settings (``datasette serve --help-settings``): every query it runs is one of its
+# own (tables, facets, full-text search), bounded in time and rows.  Arbitrary SQL is off: one
+# ``select zeroblob(2000000000)`` is a single SQLite step the time limit cannot interrupt (it ran
+# 11 s and took 2.4 GB), and ``_where=`` fragments would allow the same.
+SETTINGS = {
+    "default_allow_sql": "off",  # no ?sql= and no _where= for anyone
+    "sql_time_limit_ms": "1000",
+    "max_returned_rows": "1000",
+    "facet_time_limit_ms": "200",
+    "allow_csv_stream": "off",  # (streams every row, past max_returned_rows)
+    "num_sql_threads": "2",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +54,9 @@ def command(args: argparse.Namespace) -> list[str]:
     folder = datasette.cache_dir(db)
     copy = datasette.served_copy(db, folder)
     meta = datasette.write_metadata(copy, folder)
+    settings = [part for name, value in SETTINGS.items() for part in ("--setting", name, value)]
     return [sys.executable, "-m", "datasette", "serve", "--immutable", str(copy), "--metadata", str(meta),
-            "--host", args.host, "--port", str(args.port)]
+            *settings, "--host", args.host, "--port", str(args.port)]
 
 
 def run(args: argparse.Namespace) -> int:

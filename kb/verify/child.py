@@ -1,5 +1,6 @@
 """One framework's side of ``msmap verify``: ``python -m kb.verify.child torch|mindspore``.
 
+``python -m kb.verify.child SIDE PARENT_PID``: ends when PARENT_PID does (``kb.verify.lifetime``).
 Reads ``{"jobs": [...], "result": PATH}`` as JSON on stdin, runs every job (build the user's model,
 eval mode, forward on the given inputs, optionally gradients of the summed outputs) and writes one
 result per job to PATH; arrays travel in .npz files beside it.  In the MindSpore process torch
@@ -172,9 +173,12 @@ def run_mindspore(job: dict) -> dict:
     return result
 
 
-def main(side: str) -> int:
+def main(side: str, parent: int) -> int:
     from kb.errors import MsmapError
+    from kb.verify.lifetime import die_with_parent
     from kb.weights.usercode import UserCodeError, describe
+
+    die_with_parent(parent)  # a killed msmap verify leaves no model running
 
     if side == "mindspore":
         sys.meta_path.insert(0, _NoTorch())
@@ -200,4 +204,4 @@ def main(side: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1]))
+    raise SystemExit(main(sys.argv[1], int(sys.argv[2])))

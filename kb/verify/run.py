@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 from kb.verify.child import load_arrays
 from kb.verify.compare import compare_arrays, compare_outputs, compared_nothing, decode
 from kb.verify.inputs import InputSpec, make_inputs
+from kb.verify.lifetime import interruptible, work_folder
 
 
 @dataclass
@@ -58,8 +58,8 @@ def _child(side: str, log: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1", GLOG_v="3")
     env.pop("MSMAP_DEBUG", None)
     with open(log, "wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "kb.verify.child", side], stdin=subprocess.PIPE,
-                                stdout=out, stderr=subprocess.STDOUT, env=env)
+        return subprocess.Popen([sys.executable, "-m", "kb.verify.child", side, str(os.getpid())],
+                                stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 def _finish(proc: subprocess.Popen, request: dict, deadline: float, log: Path, side: str) -> list[dict] | str:
@@ -90,9 +90,8 @@ def verify_many(pairs: list[Pair], timeout: float = 300.0, rules: list[dict] | N
 
     rules = rules if rules is not None else load_rules()
     deadline = time.monotonic() + timeout
-    with tempfile.TemporaryDirectory(prefix="msmap-verify-") as tmp:
-        work = Path(tmp)
-        ms_proc = _child("mindspore", work / "mindspore.log")
+    with interruptible(), work_folder() as work:
+        procs = [_child("mindspore", work / "mindspore.log")]
         try:
             (work / "rules.json").write_text(json.dumps(rules))
             t_jobs = []
@@ -102,22 +101,22 @@ def verify_many(pairs: list[Pair], timeout: float = 300.0, rules: list[dict] | N
                 np.savez(work / f"in{i}.npz", **{f"a{j}": a for j, a in enumerate(arrays)})
                 t_jobs.append({"model": [str(p.torch_model[0]), p.torch_model[1]], "seed": p.seed, "grad": p.grad,
                                "inputs": str(work / f"in{i}.npz"), "input_names": names, "prefix": str(work / f"t{i}")})
-            t_proc = _child("torch", work / "torch.log")
-            t_res = _finish(t_proc, {"jobs": t_jobs, "result": str(work / "torch.json")}, deadline,
+            procs.append(_child("torch", work / "torch.log"))
+            t_res = _finish(procs[1], {"jobs": t_jobs, "result": str(work / "torch.json")}, deadline,
                             work / "torch.log", "torch")
             if isinstance(t_res, str):
-                ms_proc.kill()
                 return [Verdict("error", "run", "torch", message=t_res) for _ in pairs]
             m_jobs = [{**t_jobs[i], "model": [str(p.ms_model[0]), p.ms_model[1]], "prefix": str(work / f"m{i}"),
                        "rules": str(work / "rules.json"), "state": t_res[i].get("state", []),
                        "state_file": t_res[i].get("state_file", "")}
                       for i, p in enumerate(pairs) if t_res[i]["ok"]]
-            m_list = _finish(ms_proc, {"jobs": m_jobs, "result": str(work / "mindspore.json")}, deadline,
+            m_list = _finish(procs[0], {"jobs": m_jobs, "result": str(work / "mindspore.json")}, deadline,
                              work / "mindspore.log", "mindspore")
-        finally:
-            if ms_proc.poll() is None:
-                ms_proc.kill()
-                ms_proc.wait()
+        finally:  # also on Ctrl-C, SIGTERM, SIGHUP (``interruptible``): no child outlives this run
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         if isinstance(m_list, str):
             return [Verdict("error", "run", "mindspore", message=m_list) for _ in pairs]
         m_iter = iter(m_list)

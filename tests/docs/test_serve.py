@@ -37,6 +37,11 @@ def _get(url: str):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """One server for the module (Datasette takes a few seconds to start)."""
+    yield from serving(tmp_path_factory)
+
+
+def serving(tmp_path_factory):
+    """``msmap serve`` on the test data: yields its base URL, stops it afterwards."""
     tmp = tmp_path_factory.mktemp("serve")
     shutil.copytree(KBDATA, tmp / "data")
     port = _free_port()
@@ -114,3 +119,4 @@ def test_served_copy_and_metadata(small_kb, tmp_path):
     # without the extra indexes (serving the DB itself), no search box is promised
     plain = datasette.metadata(small_kb.path)["databases"]["msmap"]["tables"]
     assert "fts_table" not in plain["mappings"]
+
