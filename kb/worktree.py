@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 GIT_TIMEOUT = 120  # seconds for one repository's status
+CHANGED = "uncommitted changes"
 # variables that would point git elsewhere: the work tree is the one found above the file
 _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE")
 
@@ -97,5 +98,20 @@ def uncommitted(files: Iterable[Path], roots: Iterable[str | Path] = ()) -> dict
             if changed is None:
                 refused[path] = why
             elif relative in changed:
-                refused[path] = "uncommitted changes"
+                refused[path] = CHANGED
     return refused
+
+
+def report_lines(refused: dict[Path, str]) -> list[str]:
+    """What to print for ``uncommitted``'s answer: a changed file per line; a reason git gave for
+    many files (its error, once per repository) once, then those files."""
+    by_reason: dict[str, list[Path]] = {}
+    for path, why in refused.items():
+        by_reason.setdefault(why, []).append(path)
+    lines = []
+    for why, paths in by_reason.items():
+        if why == CHANGED or len(paths) == 1:
+            lines += [f"  {path}: {why}\n" for path in paths]
+        else:
+            lines += [f"  {len(paths)} files: {why}\n"] + [f"    {path}\n" for path in paths]
+    return lines

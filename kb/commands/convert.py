@@ -51,6 +51,7 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
     from kb.analysis.patches import unified_diff
     from kb.analysis.project import BOM, convert_files, excluded, project_settings, python_files
     from kb.commands.scan import check_paths, knowledge_base_path, performance, settings_from
+    from kb.worktree import report_lines
 
     check_paths(args.paths)
     settings = settings_from(args)
@@ -62,9 +63,9 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
     if args.in_place and not args.force:
         refused = (dirty or git_dirty)([f for f in files if f.is_file()], args.paths)
         if refused:
-            sys.stderr.write("msmap convert: refusing --in-place on files with uncommitted changes "
-                             "(commit or stash them, or pass --force):\n")
-            sys.stderr.writelines(f"  {f}: {why}\n" for f, why in refused.items())
+            sys.stderr.write("msmap convert: refusing --in-place on files with uncommitted changes, or whose "
+                             "state git cannot tell (commit or stash them, or pass --force):\n")
+            sys.stderr.writelines(report_lines(refused))
             return 1
     settings = project_settings(files, settings, args.max_file_size)  # files without a torch import
     spec = knowledge_base_path(args)
