@@ -412,16 +412,22 @@ def dump_lines(mappings: list[dict]) -> str:
 
 
 def write_derived(derived: dict[str, list[dict]], out_dir: Path) -> list[Path]:
-    """Write ``<namespace>.jsonl`` files; remove derived files of vanished namespaces."""
+    """Write ``<namespace>.jsonl`` files (through ``kb.safepaths``); remove derived files of vanished
+    namespaces - ``torch*.jsonl`` only: another ``.jsonl`` in ``--out-dir`` is not msmap's."""
+    from kb.errors import MsmapError
+    from kb.safepaths import write_file
+
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for namespace in sorted(derived):
         path = out_dir / f"{namespace}.jsonl"
-        path.write_text(dump_lines(derived[namespace]), encoding="utf-8")
+        problem = write_file(path, dump_lines(derived[namespace]).encode("utf-8"))
+        if problem:
+            raise MsmapError(f"{path}: {problem}", exit_code=1)
         written.append(path)
-    for stale in set(out_dir.glob("*.jsonl")) - set(written):
-        stale.unlink()
+    for stale in set(out_dir.glob("torch*.jsonl")) - set(written):
+        if stale.is_file() and not stale.is_symlink():
+            stale.unlink()
     return written
 
 

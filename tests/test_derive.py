@@ -254,3 +254,9 @@ def test_committed_derived_files_are_what_derive_writes_now(tmp_path):
     assert committed == sorted(p.name for p in tmp_path.iterdir())
     for name in committed:
         assert (DATA / "derived" / name).read_bytes() == (tmp_path / name).read_bytes(), name
+
+
+def test_other_files_in_the_out_dir_are_kept(tmp_path):
+    (tmp_path / "notes.jsonl").write_text('{"mine": true}\n')
+    write_derived(derive(TORCH, [MS_OLD, MS_NEW]), tmp_path)
+    assert (tmp_path / "notes.jsonl").read_text() == '{"mine": true}\n'
