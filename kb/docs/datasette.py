@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kb.dbfile import read_only_uri
 from kb.paths import cache_dir as msmap_cache_dir
 
 DB_NAME = "msmap"  # URL path: /msmap/mappings.json
@@ -116,7 +117,7 @@ def served_copy(db: Path, folder: Path | None = None) -> Path:
         return dest
     fd, tmp = tempfile.mkstemp(prefix=".serve-", suffix=".sqlite", dir=folder)
     os.close(fd)
-    src, out = sqlite3.connect(f"file:{db}?mode=ro", uri=True), sqlite3.connect(tmp)
+    src, out = sqlite3.connect(read_only_uri(db), uri=True), sqlite3.connect(tmp)
     try:
         src.backup(out)
         out.executescript(FTS_SQL)
@@ -131,7 +132,7 @@ def served_copy(db: Path, folder: Path | None = None) -> Path:
 
 def metadata(db: Path) -> dict[str, Any]:
     """Datasette metadata for the served copy: titles, descriptions, facets and search set-up."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite3.connect(read_only_uri(db), uri=True)
     try:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall()) if "meta" in present else {}

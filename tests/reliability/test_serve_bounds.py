@@ -36,3 +36,21 @@ def test_serve_runs_with_bounded_settings(server):
     settings = _get(server + "/-/settings.json")
     assert settings["default_allow_sql"] is False and settings["sql_time_limit_ms"] == 1000
     assert settings["max_returned_rows"] == 1000 and settings["allow_csv_stream"] is False
+
+
+@pytest.mark.parametrize("name", ["kb?x", "kb#x", "kb%41x"])
+def test_serve_prepares_a_db_whose_path_holds_uri_characters(small_kb, tmp_path, name):
+    """The served copy and its metadata open the DB by a quoted URI: no stray file named up to the
+    '?' or '#', no 'unable to open' error."""
+    import shutil
+
+    from kb.docs import datasette
+
+    base = tmp_path / "here"
+    (base / name).mkdir(parents=True)
+    db = base / name / "kb.sqlite"
+    shutil.copy(small_kb.path, db)
+    copy = datasette.served_copy(db, base / "serve")
+    assert "5 torch APIs" in datasette.metadata(copy)["description"]
+    assert "5 torch APIs" in datasette.metadata(db)["description"]
+    assert sorted(p.name for p in base.iterdir()) == sorted([name, "serve"])  # nothing stray
