@@ -59,7 +59,9 @@ def memory_limit(size: int) -> int:
     return max(MEMORY_FLOOR, MEMORY_PER_BYTE * size)
 
 
-def _too_costly(data: bytes) -> str | None:
+def too_costly(data: bytes) -> str | None:
+    """Why analysing ``data`` would take more memory than its bound, or None (also for text that
+    comes from elsewhere than a file: an editor's buffer)."""
     cost, limit = analysis_cost(data), memory_limit(len(data))
     if cost <= limit:
         return None
@@ -82,5 +84,5 @@ def read_source(path: str | Path, max_bytes: int | None = None) -> tuple[bytes |
             data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-    costly = _too_costly(data)
+    costly = too_costly(data)
     return (None, costly) if costly else (data, None)
