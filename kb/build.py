@@ -18,7 +18,7 @@ from typing import Any
 
 import sqlite_utils
 
-from kb import paths
+from kb import paths, spellings
 from kb.dbfile import APPLICATION_ID, check_replaceable
 from kb.derive import compare_params
 from kb.errors import MsmapError
@@ -294,6 +294,7 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content:
         if rows:
             db.table(table).insert_all(rows, alter=True)
     _write_timings(db, [r for r in src.extra.get("timing", []) if isinstance(r, dict)])
+    spellings.write(db, src.snapshots, {r["torch"] for r in mapping_rows})  # every spelling of a name (kb/spellings.py)
     db.execute("CREATE TABLE usage (torch TEXT PRIMARY KEY, sites INTEGER NOT NULL)")  # data/usage
     db.conn.executemany("INSERT INTO usage VALUES (:torch, :sites)", src.extra.get("usage", []))
 

@@ -18,6 +18,7 @@ from kb import names, paths
 from kb.dbfile import read_only_uri
 from kb.errors import DatabaseError, MsmapError
 from kb.probes.values import not_call_probed
+from kb.spellings import Spellings
 from kb.versions import version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -182,6 +183,30 @@ class KB:
         """Canonical torch or MindSpore name for a user-typed name, or None."""
         return self.resolve_all(name)[0]
 
+    @property
+    def spellings(self) -> Spellings:
+        """Other spellings of torch's objects and the members of its classes (kb/spellings.py)."""
+        if not hasattr(self, "_spellings"):
+            self._spellings = Spellings(self.conn)
+        return self._spellings
+
+    def spelling(self, name: str) -> str | None:
+        """The record an implementation path or re-export of its object stands for
+        (``torch.nn.modules.linear.Linear`` -> ``torch.nn.Linear``), else None."""
+        return self.spellings.canonical(name)
+
+    def explain(self, name: str) -> str | None:
+        """Why ``name`` answers with another record: the spelling or class member it is (lookup's note)."""
+        for cand in names.candidates(name):
+            if cand in self.torch_names:
+                return None
+            if self.spelling(cand):
+                return f"{cand} is {self.spelling(cand)} (the same object in torch)"
+            member = self.spellings.member(cand, self.torch_names)
+            if member:
+                return member[1]
+        return None
+
     def resolve_all(self, name: str) -> tuple[str | None, list[str]]:
         """(canonical name or None, other candidates when the name is ambiguous)."""
         for cand in names.candidates(name):
@@ -189,6 +214,10 @@ class KB:
                 return cand, []
             if names.is_mindspore(cand) and (self.ms_exists(cand) or self._reverse_rows(cand)):
                 return cand, []
+        for cand in names.candidates(name):  # another spelling of a known object, or a member of a known class
+            found = self.spelling(cand) or (self.spellings.member(cand, self.torch_names) or (None, ""))[0]
+            if found:
+                return found, []
         method = names.method_name(name)
         if method and self.tensor_method(method):
             return f"torch.Tensor.{method}", []

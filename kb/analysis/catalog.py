@@ -95,6 +95,9 @@ class Catalog:
             pass
         known = self._safe(self.kb.is_torch_api, name)
         record = self._safe(self.kb.mapping, name) if known is not False else None
+        if record is None and hasattr(self.kb, "spelling"):  # the same object, by torch's identities (kb/spellings.py)
+            canonical = self._safe(self.kb.spelling, name)
+            record = self._safe(self.kb.mapping, canonical) if isinstance(canonical, str) else None
         if record is None and name.count(".") >= 2 and could_be_reexport(name):
             # Canonicalize module paths (torch.nn.modules.linear.Linear -> torch.nn.Linear),
             # but only when the leaf name stays the same: no fuzzy matches here.

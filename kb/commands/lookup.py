@@ -54,9 +54,12 @@ def run(args: argparse.Namespace) -> int:
     rec = kb.mapping(name)
     if args.family:
         rec = dict(rec, targets=[t for t in rec["targets"] if t["family"] == args.family])
+    note = kb.explain(args.name)  # another spelling of the object, or a member of the class
     if args.json:
-        print_json(rec)
+        print_json(dict(rec, spelling={"query": args.name, "note": note}) if note else rec)
     else:
+        if note:
+            print(note)
         print(render.render_mapping(rec, ms_version=args.ms_version, device=args.device))
     return 0
 

@@ -44,4 +44,9 @@ def snapshot(framework: str, log=None) -> dict:
     surface = importlib.import_module(SURFACES[framework])
     table = surface.TORCH_NAMESPACES if framework == "torch" else surface.MINDSPORE_NAMESPACES
     apis = walk(table, surface.rules(), log=log)
-    return {"framework": framework, "version": surface.version(), "apis": apis}
+    snap = {"framework": framework, "version": surface.version(), "apis": apis}
+    if framework == "torch":  # every spelling of each object, and the members of classes (spellings.py)
+        from kb.introspect.spellings import spellings
+
+        snap.update(spellings(log=log or (lambda _: None)))
+    return snap

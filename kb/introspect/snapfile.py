@@ -26,8 +26,15 @@ def dumps(snapshot: dict) -> str:
     lines = [f"{json.dumps(name)}: {_compact(apis[name])}" for name in sorted(apis)]
     body = ",\n".join(lines)
     head = {k: v for k, v in snapshot.items() if k != "apis"}
-    tail = "".join(f",\n{json.dumps(k)}: {_compact(head[k])}" for k in sorted(head))
+    tail = "".join(f",\n{json.dumps(k)}: {_block(head[k])}" for k in sorted(head))
     return "{\"apis\": {\n" + body + "\n}" + tail + "\n}\n"
+
+
+def _block(value) -> str:
+    """A table (``spellings``, ``members``: a dict of dicts or lists) one entry per line; else compact."""
+    if isinstance(value, dict) and value and all(isinstance(v, (dict, list)) for v in value.values()):
+        return "{\n" + ",\n".join(f"{json.dumps(k)}: {_compact(value[k])}" for k in sorted(value)) + "\n}"
+    return _compact(value)
 
 
 def _compact(value) -> str:
