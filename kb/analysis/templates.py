@@ -202,11 +202,17 @@ def check_statement(text: str, call: Any) -> None:
 
 
 def receiver_text(member: Any) -> str | None:
-    """The receiver of ``obj.method(...)`` as text, parenthesised unless it is a primary."""
+    """The receiver of ``obj.method(...)`` as text, parenthesised unless it is a primary. The receiver of an
+    in-place method (``normal_``) loses a trailing ``.data``: MindSpore's ``Tensor.data`` is a copy, so
+    ``m.weight.data.normal_(0, 0.02)`` must fill ``m.weight`` itself (writing the copy changes nothing)."""
     attribute = member.parent if member is not None else None
     obj = attribute.child_by_field_name("object") if attribute is not None else None
     if obj is None:
         return None
+    held = obj.child_by_field_name("object") if obj.type == "attribute" else None
+    if held is not None and obj.child_by_field_name("attribute").text == b"data" and member.text.endswith(b"_") \
+            and not member.text.endswith(b"__"):
+        obj = held
     text = obj.text.decode("utf-8", "surrogateescape")
     return text if obj.type in PRIMARY else f"({text})"
 

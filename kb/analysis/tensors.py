@@ -374,9 +374,17 @@ def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
         call = call_at(root, use.call_span)
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None
-        if receiver is not None and names.is_tensor(receiver):
+        if receiver is not None and (names.is_tensor(receiver) or _data_of(receiver, use.torch_name)):
             found.add(use.call_span)
     return found
+
+
+def _data_of(receiver: Any, torch_name: str) -> bool:
+    """``<x>.data`` receiving an in-place tensor method (``m.weight.data.normal_(0, 0.02)``): in torch code
+    ``.data`` followed by ``<method>_`` is a tensor's data, whatever ``x``'s type is known to be."""
+    attribute = receiver.child_by_field_name("attribute") if receiver.type == "attribute" else None
+    return attribute is not None and attribute.text == b"data" and torch_name.startswith("torch.Tensor.") \
+        and torch_name.endswith("_") and not torch_name.endswith("__")
 
 
 def _returns_tensor(record: dict | None) -> bool:
