@@ -97,10 +97,12 @@ def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iter
                     if problem:
                         yield str(source), problem
                     continue
-                keep.append(name)
                 target = destination(source, roots, out)
-                if not leaves(target, out):
-                    target.mkdir(parents=True, exist_ok=True)  # empty folders are part of the tree too
+                problem = leaves(target, out) or _make_folder(target)  # empty folders are part of the tree too
+                if problem:
+                    yield str(source), problem
+                    continue
+                keep.append(name)
             dirs[:] = keep
             for name in sorted(files):
                 source = here / name
@@ -109,6 +111,17 @@ def copy_rest(roots: list[Path], out: Path, excluded, written: set[str]) -> Iter
                 problem = copy_entry(source, destination(source, roots, out), out)
                 if problem:
                     yield str(source), problem
+
+
+def _make_folder(folder: Path) -> str | None:
+    """Make ``folder`` (and its parents); None, or why its files are not copied."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return f"not copied: {folder} exists and is not a folder"
+    except OSError as exc:
+        return f"not copied: cannot make {folder}: {exc.strerror or exc}"
+    return None
 
 
 def copy_entry(source: Path, target: Path, out: Path) -> str | None:

@@ -95,3 +95,18 @@ def test_a_read_only_file_is_reported_and_the_others_are_converted(env, tmp_path
     assert files[2].read_text() == TORCH_SOURCE
     assert all(p.read_text().startswith(CONVERTED) for p in files if p != files[2])
     assert stat.S_IMODE(files[2].stat().st_mode) == 0o444
+
+
+def test_out_where_a_folder_should_be_is_a_fifo(env, tmp_path):
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "model.py").write_text(TORCH_SOURCE)
+    (src / "pkg" / "notes.txt").write_text("notes\n")
+    (src / "train.py").write_text(TORCH_SOURCE)
+    (tmp_path / "out" / "src").mkdir(parents=True)
+    os.mkfifo(tmp_path / "out" / "src" / "pkg")
+    done = msmap(env, "convert", str(src), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "pkg exists and is not a folder" in done.stdout
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "out" / "src" / "pkg").st_mode)
+    assert (tmp_path / "out" / "src" / "train.py").read_text() != TORCH_SOURCE
