@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kb.analysis import Document
@@ -26,6 +27,33 @@ from kb.analysis.text import LineIndex, encode
 PYTHON_SUFFIXES = (".py", ".pyi")
 MAX_LINE_EDITS = 10_000  # per document; older ones are forgotten (every line counts as changed then)
 EVERYTHING = 1 << 62  # a line number past any document
+
+
+@lru_cache(maxsize=4)  # (asked before each analysis and by its document; bytes keep their hash)
+def too_large(text: bytes) -> str | None:
+    """Why a document is not analysed (None: it is): the bounds ``scan`` and ``convert`` put on a
+    source file (``kb.analysis.sourcefile``: its size, and the memory its syntax would take)."""
+    from kb.analysis.sourcefile import BYTES_PER_TOKEN, BYTES_PER_USE, MAX_SOURCE_BYTES, analysis_cost, memory_limit
+
+    if len(text) > MAX_SOURCE_BYTES:
+        return (f"msmap: this file is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is "
+                f"{MAX_SOURCE_BYTES / 1e6:g} MB): no diagnostics, hovers or fixes for it")
+    # a byte is at most one token, and 'torch' five bytes: a small file fits without counting
+    if len(text) * (BYTES_PER_TOKEN + BYTES_PER_USE // 5) <= memory_limit(len(text)):
+        return None
+    cost, limit = analysis_cost(text), memory_limit(len(text))
+    if cost <= limit:
+        return None
+    return (f"msmap: this file has too much code to analyse in bounded memory (about {cost / 1e6:,.0f} MB "
+            f"for {len(text) / 1e6:.1f} MB; the limit is {limit / 1e6:,.0f} MB): no diagnostics, hovers or "
+            "fixes for it; split the file")
+
+
+def too_large_diagnostic(why: str) -> dict[str, Any]:
+    """The one diagnostic a document too large to analyse gets (on its first line)."""
+    at = {"line": 0, "character": 0}
+    return {"range": {"start": at, "end": at}, "severity": 2, "code": "too_large", "source": "msmap",
+            "message": why}
 
 
 def is_python(language_id: object, uri: object) -> bool:
@@ -143,7 +171,10 @@ class DocumentStore:
     # -- the analysis worker's side -------------------------------------------------------
     def synced(self, uri: str, version: int, text: bytes) -> Document | None:
         """The engine document of ``uri`` at ``text`` (re-parsed incrementally from its last text);
-        None when the document is closed."""
+        None when the document is closed or too large to analyse (``too_large``)."""
+        if too_large(text):
+            self._docs.pop(uri, None)  # (an earlier, smaller version's tree is not kept either)
+            return None
         doc = self._docs.get(uri)
         if doc is None:
             doc = Document(text, uri=uri, version=version)

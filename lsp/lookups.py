@@ -88,6 +88,23 @@ def _hover(text: str, span: types.Range | None, kind: types.MarkupKind) -> types
     return types.Hover(contents=types.MarkupContent(kind=kind, value=text), range=span)
 
 
+MAX_RESULTS = 200  # msmap.search's limit, at most
+MAX_QUERY = 300  # characters of a query that are searched (a name is at most about 80)
+
+
+def search_limit(value: Any) -> int:
+    """msmap.search's second argument: a whole number from 1 to MAX_RESULTS (default 20); anything
+    else is answered with InvalidParams."""
+    if value is None:
+        return 20
+    if type(value) is not int or not 1 <= value <= MAX_RESULTS:
+        from pygls.exceptions import JsonRpcInvalidParams
+
+        raise JsonRpcInvalidParams(f"msmap.search: the limit must be a whole number from 1 to {MAX_RESULTS}, "
+                                   f"got {str(value)[:40]}")
+    return value
+
+
 def search_results(kb: Any, query: str, limit: int, engine_settings: Any) -> list[dict[str, Any]]:
     """``msmap.search``: mapping hits as ``{name, relation, summary}``, best first; the relation is
     that of the target the engine would choose with the current settings."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb.analysis.text import LineIndex
+from lsp.documents import too_large, too_large_diagnostic
 from lsp.safety import MARK
 
 log = logging.getLogger(__name__)
@@ -152,6 +153,9 @@ class Publisher:
         version, text = entry
         started = time.perf_counter()
         try:
+            why = too_large(text)
+            if why is not None:  # one diagnostic says so; nothing is parsed
+                return Snapshot(version, text, None, [too_large_diagnostic(why)])
             doc = self.documents.synced(uri, version, text)
             if doc is None:
                 return None

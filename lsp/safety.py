@@ -1,4 +1,7 @@
-"""Handlers never crash the server: an exception is logged and an empty result returned."""
+"""Handlers never crash the server: an exception is logged and an empty result returned.
+
+A ``JsonRpcException`` a handler raises on purpose (invalid arguments) is not caught: pygls answers
+the request with that error."""
 from __future__ import annotations
 
 import asyncio
@@ -6,6 +9,8 @@ import functools
 import logging
 from collections.abc import Callable
 from typing import Any
+
+from pygls.exceptions import JsonRpcException
 
 log = logging.getLogger("lsp.server")
 MARK = "msmap: handler failed"  # tests look for it in the log
@@ -18,7 +23,7 @@ def guarded(default: Any = None) -> Callable:
             async def run_async(*args, **kwargs):
                 try:
                     return await fn(*args, **kwargs)
-                except asyncio.CancelledError:
+                except (asyncio.CancelledError, JsonRpcException):
                     raise
                 except Exception:
                     log.exception("%s: %s", MARK, fn.__name__)
@@ -29,6 +34,8 @@ def guarded(default: Any = None) -> Callable:
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
+            except JsonRpcException:
+                raise
             except Exception:
                 log.exception("%s: %s", MARK, fn.__name__)
                 return default

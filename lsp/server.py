@@ -264,8 +264,8 @@ async def search(ls: MsmapServer, *args: Any) -> list[dict[str, Any]]:
     await ls.ready()
     if ls.engine is None or not args or not isinstance(args[0], str):
         return []
-    limit = args[1] if len(args) > 1 and isinstance(args[1], int) and args[1] > 0 else 20
-    return lookups.search_results(ls.kb, args[0], limit, ls.engine.settings)
+    limit = lookups.search_limit(args[1] if len(args) > 1 else None)
+    return lookups.search_results(ls.kb, args[0][:lookups.MAX_QUERY], limit, ls.engine.settings)
 
 
 @server.command("msmap.lookup")

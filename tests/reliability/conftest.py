@@ -65,3 +65,22 @@ def unprivileged() -> list[str]:
 
 
 TORCH_SOURCE = "import torch\n\nlayer = torch.nn.Linear(2, 3)\n"
+
+
+@pytest.fixture(scope="module")
+def lsp_env(tmp_path_factory) -> dict[str, str]:
+    """The language server's environment (tests/lsp/data as its knowledge base), once per module."""
+    from tests.reliability.test_lsp_protocol import lsp_env_for
+
+    return lsp_env_for(tmp_path_factory)
+
+
+@pytest.fixture
+def raw(lsp_env, tmp_path):
+    """A language server on pipes, initialized, with ``abuse.py`` open (``RawClient``)."""
+    from tests.reliability.test_lsp_protocol import RawClient
+
+    client = RawClient(lsp_env, tmp_path / "server.log")
+    client.initialize()
+    yield client
+    client.close()

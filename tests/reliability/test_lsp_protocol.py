@@ -107,19 +107,6 @@ def lsp_env_for(tmp_path_factory) -> dict[str, str]:
     return server_env(LSP_DATA, db)
 
 
-@pytest.fixture(scope="module")
-def lsp_env(tmp_path_factory) -> dict[str, str]:
-    return lsp_env_for(tmp_path_factory)
-
-
-@pytest.fixture
-def raw(lsp_env, tmp_path):
-    client = RawClient(lsp_env, tmp_path / "server.log")
-    client.initialize()
-    yield client
-    client.close()
-
-
 def hover(msg_id: Any, line: Any = 1, character: Any = 10, uri: Any = None) -> dict:
     return {"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/hover",
             "params": {"textDocument": {"uri": uri or uri_of("abuse.py")},
