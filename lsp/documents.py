@@ -29,7 +29,7 @@ MAX_LINE_EDITS = 10_000  # per document; older ones are forgotten (every line co
 EVERYTHING = 1 << 62  # a line number past any document
 
 
-@lru_cache(maxsize=4)  # (asked before each analysis and by its document; bytes keep their hash)
+@lru_cache(maxsize=2)  # (asked before each analysis and by its document; bytes keep their hash)
 def too_large(text: bytes) -> str | None:
     """Why a document is not analysed (None: it is): the bounds ``scan`` and ``convert`` put on a
     source file (``kb.analysis.sourcefile``: its size, and the memory its syntax would take)."""

@@ -17,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="name rules to use without --model "
                              "(default classic; with --model, the model's names decide)")
     parser.add_argument("--max-expanded-size", type=megabytes, metavar="MB",
-                        help="refuse a zip checkpoint whose members expand to more than this "
-                             "(default: 10 times the file's size plus 64 MiB)")
+                        help="refuse a checkpoint that expands to more than this: its zip members, or "
+                             "its tensors' values written out (default: 10 times the file's size plus 64 MiB)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

@@ -41,12 +41,17 @@ MISSING = Opaque("<absent>")  # a name only the other side has
 PLAIN = (bool, int, float, complex, str)
 
 
-def leaves(obj: Any, name: str = "output") -> list[tuple[str, Any]]:
+MAX_DEPTH = 64  # nesting levels followed (a list that holds itself would never end)
+
+
+def leaves(obj: Any, name: str = "output", depth: int = 0) -> list[tuple[str, Any]]:
     """(name, leaf) for every leaf of nested tuples/lists/dicts, in order (None leaves included)."""
+    if isinstance(obj, (dict, tuple, list)) and depth >= MAX_DEPTH:
+        return [(name, Opaque(f"{type(obj).__name__} nested more than {MAX_DEPTH} levels deep"))]
     if isinstance(obj, dict):
-        return [leaf for k, v in obj.items() for leaf in leaves(v, f"{name}[{k!r}]")]
+        return [leaf for k, v in obj.items() for leaf in leaves(v, f"{name}[{k!r}]", depth + 1)]
     if isinstance(obj, (tuple, list)):
-        return [leaf for i, v in enumerate(obj) for leaf in leaves(v, f"{name}[{i}]")]
+        return [leaf for i, v in enumerate(obj) for leaf in leaves(v, f"{name}[{i}]", depth + 1)]
     return [(name, obj)]
 
 
@@ -60,6 +65,9 @@ def encode(obj: Any, to_array: Callable[[Any], Any]) -> tuple[list[dict[str, Any
     for name, leaf in leaves(obj):
         if leaf is None:
             entries.append({"name": name, "kind": "none"})
+            continue
+        if isinstance(leaf, Opaque):
+            entries.append({"name": name, "kind": "other", "type": leaf.type})
             continue
         if isinstance(leaf, PLAIN):
             value: Any = [leaf.real, leaf.imag] if isinstance(leaf, complex) else leaf

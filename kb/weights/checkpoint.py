@@ -48,6 +48,20 @@ def check_expanded_size(path: Path, limit: int | None = None) -> None:
             "if the file is genuine, raise the limit with --max-expanded-size MB")
 
 
+def _check_values_size(path: Path, tensors: dict[str, Any], limit: int) -> None:
+    """Refuse tensors whose values, written out, take more than ``limit`` bytes: a saved view may
+    repeat one stored number (stride 0), so a 1.5 KB file can hold a 40 GB tensor."""
+    sizes = {k: t.numel() * t.element_size() for k, t in tensors.items() if not t.is_meta}
+    total = sum(sizes.values())
+    if total > limit:
+        biggest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+        shown = ", ".join(f"{k!r} {tuple(tensors[k].shape)} ({sizes[k] / MiB:,.0f} MiB)" for k in biggest)
+        raise MsmapError(
+            f"{path}: checkpoint: its tensors hold {total / MiB:,.0f} MiB of values (largest: {shown}) from a "
+            f"{path.stat().st_size / MiB:,.1f} MiB file, more than the limit of {limit / MiB:,.0f} MiB; "
+            "if the file is genuine, raise the limit with --max-expanded-size MB")
+
+
 def load_state(path: Path, max_expanded: int | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """(torch key -> array, notes).  Raises MsmapError (exit 2) naming the file on any problem.
     ``max_expanded``: bytes a zip checkpoint may expand to (default ``expansion_limit``)."""
@@ -61,6 +75,7 @@ def load_state(path: Path, max_expanded: int | None = None) -> tuple[dict[str, n
         tensors, notes = _find_state_dict(path, _torch_load(path))
     if not tensors:
         raise MsmapError(f"{path}: checkpoint: no tensors found")
+    _check_values_size(path, tensors, expansion_limit(path) if max_expanded is None else max_expanded)
     prefix = "module."
     if all(k.startswith(prefix) for k in tensors):  # saved from DataParallel / DistributedDataParallel
         tensors = {k[len(prefix):]: v for k, v in tensors.items()}

@@ -111,6 +111,13 @@ def test_objects_of_unknown_types_are_an_error_not_a_match():
     assert rows[0]["error"] and "cannot compare" in problem and "Thing" in problem
 
 
+def test_an_output_that_holds_itself_is_an_error_not_a_hang():
+    loop: list = [1.0]
+    loop.append(loop)
+    rows, problem = verdict(loop, loop)
+    assert rows[-1]["error"] and "nested more than 64 levels" in problem
+
+
 def test_shape_and_dtype_differences_name_both_sides():
     assert "shape (3,) != torch (2,)" in verdict(f32(1, 2), f32(1, 2, 3))[1]
     assert "dtype int" in verdict(f32(1, 2), np.array([1, 2]))[1]

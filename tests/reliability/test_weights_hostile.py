@@ -175,3 +175,11 @@ def test_without_numpy_the_command_says_what_to_install(tmp_path, command):
     done = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True, cwd=tmp_path,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
     one_line_error(done, 2, "needs numpy", "pip install 'numpy<2'")
+
+
+def test_a_view_repeating_one_number_is_refused_before_it_is_written_out(env, tmp_path):
+    """torch.save keeps a view's strides: 1.5 KB holding a 100000 x 100000 tensor (40 GB written out)."""
+    path = save(tmp_path, "expanded.pth", {"w": torch.zeros(1).expand(100_000, 100_000), "b": torch.ones(2)})
+    assert path.stat().st_size < 4096
+    done = msmap(env, "weights", str(path), "--out", str(tmp_path / "o.ckpt"))
+    one_line_error(done, 2, "'w' (100000, 100000)", "38,147 MiB", "--max-expanded-size")
