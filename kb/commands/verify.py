@@ -26,12 +26,14 @@ def run(args: argparse.Namespace) -> int:
     from kb.weights.usercode import parse_target, require
 
     require("numpy", "torch", "mindspore")  # before any module that imports them
-    from kb.verify.inputs import parse_spec
+    from kb.verify.inputs import check_total, parse_spec
     from kb.verify.report import verdict_text
     from kb.verify.run import Pair, verify_many
 
+    specs = [parse_spec(s) for s in args.inputs]
+    check_total(specs)
     pair = Pair(parse_target(args.torch_model, "TORCH_FILE:EXPR"), parse_target(args.ms_model, "MS_FILE:EXPR"),
-                [parse_spec(s) for s in args.inputs], args.seed, args.grad, args.rtol, args.atol)
+                specs, args.seed, args.grad, args.rtol, args.atol)
     verdict = verify_many([pair], timeout=args.timeout)[0]
     if args.json:
         print_json(verdict.as_dict())

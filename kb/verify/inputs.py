@@ -10,7 +10,7 @@ from kb.errors import MsmapError
 
 FLOATS = ("float32", "float64", "float16")
 INTS = ("int64", "int32")
-MAX_INPUT_BYTES = 1 << 30  # per input: both framework processes hold a copy, and the model its activations
+MAX_INPUT_BYTES = 1 << 30  # all inputs together: both framework processes hold a copy, and the model its activations
 MAX_DIMS = 32
 
 
@@ -98,6 +98,15 @@ def _bytes(n: int) -> str:
     return f"{n // 1024 ** 5:,} PiB" if n < 1024 ** 7 else "more than a million PiB"
 
 
+def check_total(specs: list[InputSpec]) -> None:
+    """MsmapError when the inputs together hold more than MAX_INPUT_BYTES."""
+    total = sum(math.prod(s.shape) * np.dtype(s.dtype).itemsize for s in specs)
+    if total > MAX_INPUT_BYTES:
+        raise MsmapError(f"--input: {len(specs)} inputs hold {_bytes(total)} together; at most "
+                         f"{_bytes(MAX_INPUT_BYTES)} (both framework processes keep a copy)")
+
+
 def make_inputs(specs: list[InputSpec], seed: int) -> list[np.ndarray]:
+    check_total(specs)
     rng = np.random.default_rng(seed)
     return [s.make(rng) for s in specs]

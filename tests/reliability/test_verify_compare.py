@@ -178,3 +178,15 @@ def test_verify_cli_refuses_a_huge_input_with_one_line(env):
     done = msmap(env, "verify", "tests/verify/pairs/torchnets.py:CNN()",
                  "tests/verify/pairs/msnets/cnn.py:CNN()", "--input", "100000,100000,100000")
     one_line_error(done, 2, "--input", "PiB")
+
+
+def test_inputs_are_bounded_together_too():
+    from kb.errors import MsmapError
+    from kb.verify.inputs import check_total, make_inputs, parse_spec
+
+    specs = [parse_spec("100,1000,1000")] * 3  # 381 MiB each, 1.1 GiB together
+    with pytest.raises(MsmapError, match="3 inputs hold 1.1 GiB together"):
+        check_total(specs)
+    with pytest.raises(MsmapError, match="together"):
+        make_inputs(specs, 0)
+    check_total(specs[:2])
