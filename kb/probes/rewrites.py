@@ -652,6 +652,11 @@ def _retry_names(path: Path) -> set[str]:
     return {r["torch"] for r in rows if r.get("result") == "unprobed" and str(r.get("detail")).startswith(RETRY)}
 
 
+def _rest_names(path: Path) -> set[str]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["torch"] for r in rows if r.get("values") is None}
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m kb.probes.rewrites [--only TEXT] [--chunk N] [--jobs J]``: ``msmap probe --rewrites
     --record`` that records each chunk of torch names as it finishes (a long run keeps what it did)."""
@@ -670,10 +675,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retry", action="store_true",
                         help="only the torch names whose recorded row found no call to run (torch failed on the "
                              "generated call, no recipe, no signature)")
+    parser.add_argument("--names", help="only these torch names (comma-separated)")
+    parser.add_argument("--rest", action="store_true",
+                        help="only the torch names with a row recorded before values were probed")
     args = parser.parse_args(argv)
     data = paths.data_dir()
     path = results_path(data / "probes", str(installed_version("mindspore")))
-    names = _retry_names(path) if args.retry else None
+    names = _retry_names(path) if args.retry else _rest_names(path) if args.rest else None
+    if args.names:
+        names = set(args.names.split(","))
     done: list[dict[str, Any]] = []
 
     def keep(rows: list[dict[str, Any]]) -> None:

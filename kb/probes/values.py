@@ -38,6 +38,7 @@ NONE_VALUES: dict[str, list[Any]] = {
     "size": [[4], 4], "num_classes": [3, 4], "align_corners": [True, False], "keepdim": [True],
     "stride": [1, 2], "diagonal": [1], "weight": [], "ignore_index": [1], "eps": [1e-6], "value": [1.0],
     "start_dim": [1], "end_dim": [-1], "p": [1.0], "correction": [0, 1], "unbiased": [False],
+    "padding_idx": [0, 1], "max_norm": [1.0], "output_size": [2],
 }
 # Rewrite-probe rows for targets a generated call cannot exercise (kb.probes.rewrites._unprobed_reason
 # and _skip_word): not tensor computations, names that are not calls, stateful APIs. Their rewrites
@@ -103,7 +104,10 @@ def alternatives(name: str, default: Any, has_default: bool = True) -> list[Any]
     if isinstance(default, float):
         if name in EPS_NAMES:
             return [1e-3, 0.1]
-        return [v for v in (0.0, 0.5, 2.0, -0.5, 1.0) if v != default]
+        if default == 0.0:
+            return [0.5, 1.0, -0.5]
+        # nearby values first (a user's value is most often of the default's sign and size), then the rest
+        return [v for v in (default * 2, default / 2, -default, 0.0, 1.0, -1.0) if v != default]
     if isinstance(default, (tuple, list)) and default and all(isinstance(x, int) and not isinstance(x, bool)
                                                               for x in default):
         return [type(default)(x + 1 for x in default)]
