@@ -66,7 +66,13 @@ def load_state(path: Path, max_expanded: int | None = None) -> tuple[dict[str, n
     """(torch key -> array, notes).  Raises MsmapError (exit 2) naming the file on any problem.
     ``max_expanded``: bytes a zip checkpoint may expand to (default ``expansion_limit``)."""
     if not path.is_file():
-        raise MsmapError(f"{path}: checkpoint: no such file")
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            raise MsmapError(f"{path}: checkpoint: no such file") from None
+        from kb.safepaths import kind
+
+        raise MsmapError(f"{path}: checkpoint: {kind(mode)}, not a regular file")
     if path.suffix == ".safetensors":
         tensors = _read_safetensors(path)
         notes: list[str] = []

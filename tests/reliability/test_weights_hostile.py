@@ -183,3 +183,16 @@ def test_a_view_repeating_one_number_is_refused_before_it_is_written_out(env, tm
     assert path.stat().st_size < 4096
     done = msmap(env, "weights", str(path), "--out", str(tmp_path / "o.ckpt"))
     one_line_error(done, 2, "'w' (100000, 100000)", "38,147 MiB", "--max-expanded-size")
+
+
+def test_a_fifo_or_folder_as_checkpoint_is_named_for_what_it_is(tmp_path):
+    import os
+
+    from kb.weights.checkpoint import load_state
+
+    fifo = tmp_path / "pipe.pth"
+    os.mkfifo(fifo)
+    with pytest.raises(MsmapError, match="pipe.pth: checkpoint: a FIFO, not a regular file"):
+        load_state(fifo)  # (and does not wait for a writer)
+    with pytest.raises(MsmapError, match="checkpoint: a folder, not a regular file"):
+        load_state(tmp_path)
