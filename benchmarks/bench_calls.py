@@ -166,10 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-calls-") as tmp:
         summaries = run_families(calls, families, db, Path(tmp), args.device, run=not args.convert_only)
     from kb.check.run import installed_version
+    from kb.query import KB
 
     report = {"date": time.strftime("%Y-%m-%d"), "torch": installed_version("torch"),
               "mindspore": installed_version("mindspore"),
-              "device": args.device, "executed": not args.convert_only, "families": summaries}
+              "device": args.device, "executed": not args.convert_only, "families": summaries,
+              "rewrite_proofs": KB(db).rewrite_proofs()}  # the KB's automatic/proven targets (msmap stats)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.json:
