@@ -78,23 +78,29 @@ def _status(tree: str, specs: list[str] | None) -> tuple[set[str] | None, str]:
     return changed, ""
 
 
+def _real(path: str | Path) -> str:
+    """``path`` with its folders' symlinks resolved (a folder linked into a work tree is in it)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(os.path.realpath(folder), name)
+
+
 def uncommitted(files: Iterable[Path], roots: Iterable[str | Path] = ()) -> dict[Path, str]:
     """The files with uncommitted changes, or whose state git could not tell: path -> why.
 
     ``roots``: the paths the user named (they narrow each ``git status``); default the files."""
     files = list(files)
-    named = [os.path.abspath(r) for r in roots] or [os.path.abspath(f) for f in files]
+    named = [os.path.realpath(r) for r in roots] or [_real(f) for f in files]
     cache: dict[str, str | None] = {}
     by_tree: dict[str, list[Path]] = {}
     for path in files:
-        tree = work_tree_of(os.path.dirname(os.path.abspath(path)), cache)
+        tree = work_tree_of(os.path.dirname(_real(path)), cache)
         if tree is not None:
             by_tree.setdefault(tree, []).append(path)
     refused: dict[Path, str] = {}
     for tree, members in by_tree.items():
         changed, why = _status(tree, _pathspecs(tree, named))
         for path in members:
-            relative = os.path.relpath(os.path.abspath(path), tree)
+            relative = os.path.relpath(_real(path), tree)
             if changed is None:
                 refused[path] = why
             elif relative in changed:

@@ -95,3 +95,22 @@ def test_git_variables_of_the_shell_do_not_point_git_elsewhere(env, tmp_path):
     elsewhere = {**env, "GIT_DIR": str(clean / ".git"), "GIT_WORK_TREE": str(clean)}
     done = msmap(elsewhere, "convert", str(dirty / "model.py"), "--in-place")
     assert done.returncode == 1 and "model.py: uncommitted changes" in done.stderr, done.stderr
+
+
+def test_a_folder_linked_into_a_work_tree_is_in_it(env, tmp_path):
+    env = git_env(env, tmp_path)
+    repo = repository(tmp_path / "repo", env, ["pkg/model.py"])
+    (repo / "pkg" / "model.py").write_text(TORCH_SOURCE + "edited = True\n")
+    os.symlink(repo / "pkg", tmp_path / "link")
+    done = msmap(env, "convert", str(tmp_path / "link"), "--in-place")
+    assert done.returncode == 1 and "model.py: uncommitted changes" in done.stderr, done.stderr
+    assert (repo / "pkg" / "model.py").read_text() == TORCH_SOURCE + "edited = True\n"
+
+
+def test_a_git_error_for_many_files_is_said_once():
+    from kb.worktree import CHANGED, report_lines
+
+    refused = {Path("a.py"): CHANGED, Path("b.py"): "git status failed: fatal: x",
+               Path("c.py"): "git status failed: fatal: x"}
+    assert report_lines(refused) == ["  a.py: uncommitted changes\n", "  2 files: git status failed: fatal: x\n",
+                                     "    b.py\n", "    c.py\n"]
