@@ -75,11 +75,12 @@ def write_atomically(path: Path, data: bytes | Path, mode: int | None = None,
         if not locked:  # (Windows renames no open file)
             os.replace(tmp, path)
     except BaseException:
-        try:
-            if tmp is not None:
-                os.unlink(tmp)
-        except OSError:
-            pass
+        with _interrupts_held():  # (a second Ctrl-C must not stop the clean-up)
+            try:
+                if tmp is not None:
+                    os.unlink(tmp)
+            except OSError:
+                pass
         raise
 
 
