@@ -188,7 +188,8 @@ def _arrays(path: Path, tensors: dict[str, Any], notes: list[str]) -> dict[str, 
         problems.append(f"{key!r} is {why}")
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise MsmapError(f"{path}: checkpoint: {len(problems)} tensors cannot be converted: {shown}")
+        count = f"{len(problems)} tensor{'s' if len(problems) > 1 else ''}"
+        raise MsmapError(f"{path}: checkpoint: {count} cannot be converted: {shown}")
     for dtype, keys in widened.items():
         if dtype != "bfloat16":
             notes.append(f"{len(keys)} {dtype} tensors read as float32 (exactly): {', '.join(keys[:5])}")

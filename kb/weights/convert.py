@@ -48,7 +48,8 @@ def refuse_lossy(wm: WeightMap, source: Path | str) -> None:
     1e39 into float32 would become inf, a complex tensor would lose its imaginary part)."""
     if wm.lossy:
         shown = "; ".join(wm.lossy[:5]) + (f"; and {len(wm.lossy) - 5} more" if len(wm.lossy) > 5 else "")
-        raise MsmapError(f"{source}: {len(wm.lossy)} torch tensors cannot be stored without changing their "
+        count = f"{len(wm.lossy)} torch tensor{'s' if len(wm.lossy) > 1 else ''}"
+        raise MsmapError(f"{source}: {count} cannot be stored without changing their "
                          f"values, so nothing was written: {shown}")
 
 

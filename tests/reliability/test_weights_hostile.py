@@ -36,7 +36,7 @@ def test_float64_beyond_float32_is_refused_not_turned_into_inf():
     state = {"fc.weight": np.array([1.0, 1e39], np.float64)}
     wm = map_weights(state, ms_param((2,), "Float32"), rules=[])
     assert wm.lossy == ["fc.weight -> fc.weight: values up to 1e+39 exceed Float32's range (largest 3.4e+38)"]
-    with pytest.raises(MsmapError, match="1 torch tensors cannot be stored"):
+    with pytest.raises(MsmapError, match="1 torch tensor cannot be stored"):
         refuse_lossy(wm, "ckpt.pth")
     assert map_weights(state, ms_param((2,), "BFloat16"), rules=[]).lossy  # bfloat16: float32's range
 
@@ -92,7 +92,7 @@ def test_tensors_without_values_are_named_by_key_and_kind(tmp_path, make, words)
     try:
         state, _ = load_state(path)
     except MsmapError as exc:
-        assert str(exc).startswith(f"{path}: checkpoint: 1 tensors cannot be converted")
+        assert str(exc).startswith(f"{path}: checkpoint: 1 tensor cannot be converted")
         assert all(w in str(exc) for w in words), exc
     else:
         pytest.fail(f"read {sorted(state)} from a checkpoint holding a {words[1]} tensor")
