@@ -69,6 +69,9 @@ def verdicts(real_kb):
         "imports_torch": Pair((T, "CNN()"), (MS / "uses_torch.py", "Net()"), img),
         "torch_side_error": Pair((T, "CNN(classes=-1)"), (MS / "cnn.py", "CNN()"), img),
         "crash": Pair((T, "CNN()"), (MS / "crash.py", "Broken()"), img),
+        "odd": Pair((T, "Odd()"), (MS / "odd.py", "Odd()"), [parse_spec("2,3")]),
+        "odd_inf_to_zero": Pair((T, "Odd()"), (MS / "odd.py", "Odd('inf_to_zero')"), [parse_spec("2,3")]),
+        "odd_renamed_key": Pair((T, "Odd()"), (MS / "odd.py", "Odd('renamed_key')"), [parse_spec("2,3")]),
     }
     return dict(zip(pairs, verify_many(list(pairs.values()), timeout=240, rules=real_kb.weight_rules())))
 
@@ -145,3 +148,20 @@ def test_cli_json_and_exit_code(real_kb):
     assert out["weights"]["unfilled_ms"] == [] and "Traceback" not in proc.stderr
     bad = run_msmap("verify", f"{T}:CNN()", "nofile.py:X()", "--input", "2,3,8,8", db=real_kb.path)
     assert bad.returncode == 2 and "MS_FILE:EXPR 'nofile.py:X()'" in bad.stderr and "no such file" in bad.stderr
+
+
+def test_outputs_of_every_kind_are_compared_by_key_through_the_processes(verdicts):
+    """Issue 28: dict keys in another order, inf/NaN in the same places, plain values and None match."""
+    v = verdicts["odd"]
+    assert v.verdict == "match", v.as_dict()
+    rows = {r["name"]: r for r in v.outputs}
+    assert set(rows) == {"output['y']", "output['special']", "output['scale']", "output['act']",
+                         "output['none']", "output['n'][0]", "output['n'][1]"}
+    assert rows["output['none']"]["note"] == "None on both sides" and rows["output['act']"]["ms"] == "str 'relu'"
+
+
+def test_inf_against_zero_and_a_renamed_key_are_mismatches(verdicts):
+    v = verdicts["odd_inf_to_zero"]
+    assert v.verdict == "mismatch" and v.message.startswith("output['special']: values differ"), v.message
+    v = verdicts["odd_renamed_key"]
+    assert v.verdict == "mismatch" and "output['y']" in v.message and "output['logits']" in v.message, v.message

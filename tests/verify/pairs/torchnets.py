@@ -52,3 +52,16 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return torch.softmax(self.fc2(self.bn(self.act(self.norm(self.fc1(x))))), dim=-1)
+
+
+class Odd(nn.Module):
+    """Outputs of every kind verify compares (issue 28): a dict, inf and NaN, plain values, None."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        y = self.fc(x)
+        special = torch.tensor([float("inf"), float("-inf"), float("nan"), 1.0])
+        return {"y": y, "special": special, "scale": 1.5, "act": "relu", "none": None, "n": (2, True)}
