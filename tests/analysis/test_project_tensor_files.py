@@ -34,12 +34,11 @@ def test_a_torchless_file_of_a_torch_project_gets_tensor_markers(real_kb, cpu, t
     assert settings.project_tensor_files
     result = convert_file(Engine(real_kb, settings), tmp_path / "utils.py")
     out = result.converted.decode()
-    for line in ("n = target.size(1)", "probs = output.softmax(dim=-1)", "extra = output.new_tensor([1.0, 2.0])",
-                 "return n, probs, extra, output.relu()"):
+    assert "    n = target.shape[1]\n" in out  # a rewrite right on any receiver applies here too
+    for line in ("probs = output.softmax(dim=-1)", "return n, probs, extra, output.relu()"):
         marked = next(text for text in out.splitlines() if line in text)
         assert "# msmap: if this is a tensor" in marked, marked
-    assert {name for name, _, _ in result.unsure} >= {"torch.Tensor.size", "torch.Tensor.new_tensor",
-                                                      "torch.Tensor.relu"}
+    assert {name for name, _, _ in result.unsure} >= {"torch.Tensor.softmax", "torch.Tensor.relu"}
 
 
 def test_a_torchless_file_without_tensor_methods_stays(real_kb, cpu, tmp_path):
@@ -57,5 +56,5 @@ def test_a_project_without_torch_stays_as_it_is(real_kb, cpu, tmp_path):
 
 def test_the_engine_guesses_in_a_torchless_file_only_when_told(real_kb, cpu):
     told = Engine(real_kb, EngineSettings(device="CPU", project_tensor_files=True)).analyze(UTILS.encode())
-    assert {u.torch_name for u in told.uses if u.guess} >= {"torch.Tensor.size", "torch.Tensor.relu"}
+    assert {u.torch_name for u in told.uses if u.guess} >= {"torch.Tensor.softmax", "torch.Tensor.relu"}
     assert Engine(real_kb, cpu).analyze(UTILS.encode()).uses == []
