@@ -17,11 +17,24 @@ def _row(r: dict) -> str:
     return f"  {mark} {r['name']}: {what}"
 
 
+MAX_ROWS = 30  # output lines shown; a model returning a list of thousands of numbers gets a summary
+
+
+def _output_lines(rows: list[dict]) -> list[str]:
+    if len(rows) <= MAX_ROWS:
+        return [_row(r) for r in rows]
+    bad = [r for r in rows if not r["ok"]]
+    shown = bad[:MAX_ROWS] if bad else rows[:MAX_ROWS]
+    rest = len(rows) - len(shown)
+    return [_row(r) for r in shown] + [f"  ... and {rest} more outputs ({len(bad) - len(shown) if bad else 0} of "
+                                       f"them differ; --json lists all)"]
+
+
 def verdict_text(v: Verdict) -> str:
     if v.verdict == "error":
         side = f" ({v.side})" if v.side else ""
         return f"error: {v.stage}{side}" + (f" at {v.where}" if v.where else "") + f": {v.message}"
-    lines = [_row(r) for r in v.outputs]
+    lines = _output_lines(v.outputs)
     if v.grads:  # one line per gradient only when it differs (a model has hundreds)
         bad = [r for r in v.grads if not r["ok"]]
         worst = max((r["max_abs"] or 0.0 for r in v.grads), default=0.0)

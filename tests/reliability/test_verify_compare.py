@@ -190,3 +190,13 @@ def test_inputs_are_bounded_together_too():
     with pytest.raises(MsmapError, match="together"):
         make_inputs(specs, 0)
     check_total(specs[:2])
+
+
+def test_the_text_report_summarises_thousands_of_outputs():
+    from kb.verify.report import verdict_text
+    from kb.verify.run import Verdict
+
+    rows, problem = verdict([1.0] * 5000, [1.0] * 4999 + [2.0])
+    text = verdict_text(Verdict("mismatch", "forward", outputs=rows, message=problem))
+    lines = text.splitlines()
+    assert len(lines) < 40 and "output[4999]" in text and "and 4999 more outputs (0 of them differ" in text, lines[-3:]
