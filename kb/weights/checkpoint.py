@@ -5,8 +5,10 @@ unpickles tensors and plain containers only and refuses a file that names any ot
 """
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -29,23 +31,54 @@ def expansion_limit(path: Path) -> int:
 
 
 def check_expanded_size(path: Path, limit: int | None = None) -> None:
-    """Refuse a zip checkpoint whose members declare more than ``limit`` bytes uncompressed (a
-    few hundred KB of deflated zeros can declare gigabytes), before anything reads them."""
+    """Refuse a zip checkpoint whose members expand to more than ``limit`` bytes (a few hundred KB
+    of deflated zeros can hold gigabytes), before anything reads them.  A deflated member is
+    inflated here, in bounded pieces, as far as the limit: its header may understate its size, and
+    torch's reader inflates all of it whatever the header says."""
     import zipfile
 
     if not zipfile.is_zipfile(path):
         return
     limit = expansion_limit(path) if limit is None else limit
+    expanded = 0
     try:
-        with zipfile.ZipFile(path) as zf:
-            expanded = sum(max(info.file_size, 0) for info in zf.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        with zipfile.ZipFile(path) as zf, open(path, "rb") as handle:
+            for info in zf.infolist():
+                size = max(info.file_size, 0)
+                if info.compress_type == zipfile.ZIP_DEFLATED:
+                    size = max(size, _inflated_size(handle, info, limit - expanded))
+                expanded += size
+                if expanded > limit:
+                    break
+    except (zipfile.BadZipFile, OSError, ValueError, zlib.error) as exc:
         raise MsmapError(f"{path}: checkpoint: not a readable torch checkpoint (zip: {exc})"[:400]) from None
     if expanded > limit:
         raise MsmapError(
-            f"{path}: checkpoint: its zip members expand to {expanded / MiB:,.0f} MiB from a "
-            f"{path.stat().st_size / MiB:,.1f} MiB file, more than the limit of {limit / MiB:,.0f} MiB; "
-            "if the file is genuine, raise the limit with --max-expanded-size MB")
+            f"{path}: checkpoint: its zip members expand to more than {limit / MiB:,.0f} MiB (at least "
+            f"{expanded / MiB:,.0f} MiB) from a {path.stat().st_size / MiB:,.1f} MiB file; if the file is "
+            "genuine, raise the limit with --max-expanded-size MB")
+
+
+def _inflated_size(handle: BinaryIO, info: Any, limit: int) -> int:
+    """What a deflated zip member really inflates to, counted up to just past ``limit`` (output in
+    1 MiB pieces: one piece of input can inflate a thousandfold)."""
+    handle.seek(info.header_offset)
+    head = handle.read(30)
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        raise ValueError(f"{info.filename}: no local header")
+    name_len, extra_len = struct.unpack("<HH", head[26:30])
+    handle.seek(info.header_offset + 30 + name_len + extra_len)
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    left, total = info.compress_size, 0
+    while left > 0 and total <= limit:
+        chunk = handle.read(min(MiB, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        while chunk and total <= limit:
+            total += len(inflater.decompress(chunk, MiB))
+            chunk = inflater.unconsumed_tail
+    return total
 
 
 def _check_values_size(path: Path, tensors: dict[str, Any], limit: int) -> None:
