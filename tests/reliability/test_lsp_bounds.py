@@ -100,3 +100,13 @@ def test_search_with_a_bad_limit_is_an_invalid_params_error(raw, tmp_path):
               "params": {"command": "msmap.search", "arguments": ["linear", 200]}})
     assert isinstance(raw.response(10)["result"], list)
     assert MARK not in (tmp_path / "server.log").read_text()  # no handler failed
+
+
+def test_a_message_over_64_mib_is_skipped_and_the_server_goes_on(raw, tmp_path):
+    text = "x" * (70 << 20)
+    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri_of("huge.py"), "languageId": "python", "version": 1, "text": text}}}).encode()
+    raw.send(framed(body))
+    assert_answers_hover(raw, 11)
+    assert "is too large" in (tmp_path / "server.log").read_text()
+    assert peak_rss_mb(raw.process.pid) < 400  # (read and dropped in pieces, never parsed)
