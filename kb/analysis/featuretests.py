@@ -1,28 +1,41 @@
 """Feature tests on torch: ``hasattr(torch, 'compiler')``, ``hasattr(F, 'scaled_dot_product_attention')``.
 
 Code that tests whether the installed torch has a feature keeps a plain path for when it does
-not. After migration there is no torch to test, so the test is ``False`` and the code takes
-that plain path, which the rest of the conversion handles. Only tests whose object is a torch
-module reached through a torch import are rewritten, in three spellings:
+not. After migration there is no torch to test: the test is answered for the converted code.
+When the tested attribute is named by a string and the knowledge base converts it to a
+MindSpore API in the configured family (``hasattr(nn, 'SiLU')``: ``mindspore.nn.SiLU``), the
+feature is there after migration and the test is ``True``; otherwise (no equivalent, an unknown
+or computed name) it is ``False`` and the code takes its plain path, which the rest of the
+conversion handles. Only tests whose object is a torch module reached through a torch import are
+rewritten, in three spellings:
 
-- ``hasattr(<torch module>, name)`` -> ``False``;
-- ``name in dir(<torch module>)`` -> ``False`` (``not in`` -> ``True``);
-- ``getattr(<torch module>, name, default)`` -> ``default`` (the attribute is absent).
+- ``hasattr(<torch module>, name)`` -> ``True`` / ``False``;
+- ``name in dir(<torch module>)`` -> ``True`` / ``False`` (``not in``: the opposite);
+- ``getattr(<torch module>, name, default)`` -> the MindSpore API (``ms.nn.SiLU``) / ``default``.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kb.analysis.imports import ImportTable, is_torch_path
 from kb.analysis.words import word_starts
 
 RECORD: dict[str, Any] = {
-    "torch": "hasattr", "kind": "function", "namespace": "builtins", "source": "curated", "targets": [],
-    "caveats": [], "torch_signature": "(obj, name, /)",
-    "advice": "A feature test on torch is False after migration: the code takes its plain path.",
+    "torch": "hasattr(<torch module>, name)", "kind": "pattern", "namespace": "builtins", "source": "curated",
+    "targets": [], "caveats": [], "torch_signature": "(obj, name, /)",
+    "advice": "A feature test on torch is answered for the converted code: True when the attribute converts "
+              "to a MindSpore API in the configured family, else False (the code takes its plain path).",
 }
 TITLE = "Replace the torch feature test with its answer without torch (the attribute is absent)"
+
+# torch name (``torch.nn.SiLU``) -> the MindSpore API it converts to in the configured family, or None
+Converts = Callable[[str], "str | None"]
+
+
+def present_title(torch_name: str, api: str) -> str:
+    return f"Replace the torch feature test with its answer after migration ({torch_name} converts to {api})"
 
 
 PRIMARY = frozenset({"identifier", "attribute", "call", "subscript", "parenthesized_expression", "string",
@@ -46,24 +59,55 @@ def _calls(root: Any, source: bytes, function_name: bytes, bound: set[str], coun
             yield call, args
 
 
-def feature_tests(root: Any, source: bytes, imports: ImportTable) -> Iterable[tuple[Any, str]]:
-    """(node, the text replacing it) for each feature test on torch in the source."""
-    bound = {name.bound for _, name in imports.names if is_torch_path(name.target)}
-    if not bound:
+def _tested(module: Any, name: Any, targets: dict[str, str]) -> str | None:
+    """The torch name a test asks about (``nn`` + ``'SiLU'`` -> ``torch.nn.SiLU``), when the name
+    is a plain string; None for a computed one."""
+    if name is None or name.type != "string":
+        return None
+    try:
+        attr = ast.literal_eval(name.text.decode("utf-8", "surrogateescape"))
+    except (SyntaxError, ValueError):
+        return None
+    parts = module.text.decode("utf-8", "replace").split(".")
+    base = targets.get(parts[0])
+    if not isinstance(attr, str) or not attr.isidentifier() or base is None:
+        return None
+    return ".".join([base, *parts[1:], attr])
+
+
+def feature_tests(root: Any, source: bytes, imports: ImportTable,
+                  converts: Converts = lambda name: None) -> Iterable[tuple[Any, str, str | None, str | None]]:
+    """(node, the text replacing it, the torch name tested, the MindSpore API it converts to) for
+    each feature test on torch in the source; ``converts`` answers for a torch name (the last two
+    are None for a test the converted code cannot pass)."""
+    targets = {name.bound: name.target for _, name in imports.names if name.target and is_torch_path(name.target)}
+    if not targets:
         return
-    for call, _ in _calls(root, source, b"hasattr", bound, 2):
-        yield call, "False"
-    for call, _ in _calls(root, source, b"dir", bound, 1):
+    bound = set(targets)
+
+    def answer(args: list) -> tuple[str | None, str | None]:
+        tested = _tested(args[0], args[1] if len(args) > 1 else None, targets)
+        return tested, converts(tested) if tested else None
+
+    for call, args in _calls(root, source, b"hasattr", bound, 2):
+        tested, api = answer(args)
+        yield call, "True" if api else "False", tested, api
+    for call, args in _calls(root, source, b"dir", bound, 1):
         test = call.parent
         operands = [c for c in test.named_children if c.type != "comment"] if test is not None else []
         operators = [c.type for c in test.children if not c.is_named] if test is not None else []
         if test is None or test.type != "comparison_operator" or len(operands) != 2 or operands[1].id != call.id:
             continue
+        tested, api = answer([args[0], operands[0]])
         if operators == ["in"]:
-            yield test, "False"
+            yield test, "True" if api else "False", tested, api
         elif operators == ["not in"] or operators == ["not", "in"]:
-            yield test, "True"
+            yield test, "False" if api else "True", tested, api
     for call, args in _calls(root, source, b"getattr", bound, 3):
+        tested, api = answer(args)
+        if api:
+            yield call, api, tested, api  # (the caller spells the API through the file's alias)
+            continue
         default = args[2]
         text = default.text.decode("utf-8", "surrogateescape")
-        yield call, text if default.type in PRIMARY else f"({text})"
+        yield call, text if default.type in PRIMARY else f"({text})", None, None

@@ -60,10 +60,46 @@ def test_tensor_methods_only_on_known_tensors(classic, src, fixed, kept):
         assert kept in out and "# msmap: if this is a tensor" in out  # a possible crash is marked
 
 
-def test_feature_test_on_torch_is_false(classic):
-    out = converted(classic, "import torch.nn.functional as F\nflash = hasattr(F, 'scaled_dot_product_attention')\n")
-    assert "flash = False" in out and "torch" not in out
+SILU_TEST = "import torch.nn as nn\nif hasattr(nn, 'SiLU'):\n    act = nn.SiLU()\nelse:\n    act = None\n"
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_feature_test_on_an_attribute_that_converts_is_true(request, family):
+    """hasattr(nn, 'SiLU'): mindspore.nn.SiLU (mint: mindspore.mint.nn.SiLU) exists, so the converted
+    code keeps the branch that uses it."""
+    out = converted(request.getfixturevalue(family), SILU_TEST)
+    assert "if True:" in out and ("ms.nn.SiLU()" if family == "classic" else "ms.mint.nn.SiLU()") in out
+    assert "torch" not in out
+
+
+@pytest.mark.parametrize("src, answer", [
+    pytest.param("import torch.nn as nn\nok = 'SiLU' in dir(nn)\n", "ok = True", id="in-dir"),
+    pytest.param("import torch.nn as nn\nok = 'SiLU' not in dir(nn)\n", "ok = False", id="not-in-dir"),
+    pytest.param("import torch.nn as nn\nA = getattr(nn, 'SiLU', None)\n", "A = ms.nn.SiLU", id="getattr"),
+    pytest.param("import torch\nok = hasattr(torch, 'no_such_feature')\n", "ok = False", id="unknown-name"),
+    pytest.param("import torch.nn as nn\nA = getattr(nn, 'NoSuchLayer', nn.ReLU)\n", "A = ms_ReLU",
+                 id="getattr-absent-default"),  # (the default, a class passed as a value, through its adapter)
+])
+def test_feature_test_answers_for_the_converted_code(classic, src, answer):
+    out = converted(classic, src)
+    assert answer in out and "torch" not in out, out
+
+
+def test_feature_test_with_a_computed_name_is_false(classic):
+    out = converted(classic, "import torch.nn as nn\n\ndef has(name):\n    return hasattr(nn, name)\n")
+    assert "return False" in out
+
+
+def test_feature_test_fix_names_the_api_it_found(classic):
+    uses = [u for u in classic.analyze(SILU_TEST).uses if u.torch_name == "hasattr(<torch module>, name)"]
+    assert len(uses) == 1 and "torch.nn.SiLU converts to mindspore.nn.SiLU" in uses[0].title
+    assert "absent" not in uses[0].title
+
+
+def test_feature_test_on_something_else_is_left_alone(classic):
     assert converted(classic, "import os\nok = hasattr(os, 'sep')\n") == "import os\nok = hasattr(os, 'sep')\n"
+    src = "import torch\n\ndef f(m):\n    return hasattr(m, 'weight')\n"  # an object, not a torch module
+    assert "hasattr(m, 'weight')" in converted(classic, src)
 
 
 def test_add_module_goes_through_the_helper_that_names_and_runs_the_cell(classic):

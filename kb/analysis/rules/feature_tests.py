@@ -1,9 +1,10 @@
-"""``hasattr(torch, 'compiler')`` and its spellings are False after migration (kb/analysis/featuretests.py)."""
+"""``hasattr(torch, 'compiler')`` and its spellings answered for the converted code (kb/analysis/featuretests.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kb.analysis.featuretests import RECORD, TITLE, feature_tests
+from kb.analysis.featuretests import RECORD, TITLE, feature_tests, present_title
+from kb.analysis.rewrite import spelled
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.text import TextEdit
 
@@ -16,6 +17,7 @@ class FeatureTests(Rule):
     title = TITLE
     needs_torch_imports = False  # the finder itself looks for names bound by torch imports
     order = 10
+    triggers = (b"hasattr", b"dir", b"getattr")
     example = """\
 import torch.nn.functional as F
 if hasattr(F, "scaled_dot_product_attention"):
@@ -23,6 +25,16 @@ if hasattr(F, "scaled_dot_product_attention"):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        for call, text in feature_tests(context.root, context.source, context.imports):
+        def converts(torch_name: str) -> str | None:
+            """The MindSpore API the name converts to in the configured family (as the engine chooses)."""
+            record = context.catalog.lookup(torch_name)
+            choice = context.choose(record) if record is not None else None
+            api = choice.api if choice is not None else None
+            return api if api and api.startswith("mindspore") else None
+
+        for call, text, tested, api in feature_tests(context.root, context.source, context.imports, converts):
+            if api and text == api:  # getattr(nn, 'SiLU', None): the API itself
+                text = spelled(api, context.alias)
             yield Finding(call, [TextEdit(call.start_byte, call.end_byte, text)],
+                          title=present_title(tested, api) if tested and api else None,
                           call_span=(call.start_byte, call.end_byte))
