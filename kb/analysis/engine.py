@@ -312,16 +312,17 @@ class Engine:
                             (resolver, skip), tensors)
 
     def with_rules(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
-                   named: Callable[[tuple[str, ...]], list[Use]] | None = None) -> list[Use]:
-        """``uses`` (the uses of torch names) with what every registered rule finds in the document
-        (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order."""
+                   named: Callable[[tuple[str, ...]], list[Use]] | None = None,
+                   only: set[str] | None = None, within: tuple[int, int] | None = None) -> list[Use]:
+        """``uses`` (the uses of torch names) with what every registered rule (those in ``only``) finds in
+        the document (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order."""
         root, source = document.tree.root_node, document.source
         if named is None:
             def named(prefixes: tuple[str, ...]) -> list[Use]:
                 return [u for u in uses if u.torch_name.startswith(prefixes)]
-        context = rules.Context(root, source, rules.rule_imports(root, source), alias, self.catalog, self.settings,
-                                has_torch_imports, self.choose_record, named)
-        found = rules.run(context)
+        context = rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
+                                self.choose_record, named, within or (0, len(source)))
+        found = rules.run(context, only)
         gone = rules.replaced(found)
         if gone:
             uses = [u for u in uses if (u.torch_name, u.start, u.end) not in gone]

@@ -48,13 +48,15 @@ class TrainStep:
     names: list  # names the forward assigns, the loss first
 
 
-def train_steps(root: Any, source: bytes) -> Iterable[TrainStep]:
-    at = source.find(b".backward()")
+def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None) -> Iterable[TrainStep]:
+    """The training steps whose ``.backward()`` lies in ``source[start:end]``."""
+    end = len(source) if end is None else end
+    at = source.find(b".backward()", start, end)
     while at >= 0:
         found = _step_at(root, at)
         if found is not None:
             yield found
-        at = source.find(b".backward()", at + 1)
+        at = source.find(b".backward()", at + 1, end)
 
 
 def edits(step: TrainStep, source: bytes, alias: str) -> list[TextEdit]:

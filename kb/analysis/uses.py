@@ -62,8 +62,10 @@ class Use:
         start, end = self.range.start.offset, self.range.end.offset
         if self.call_span is not None:
             start, end = min(start, self.call_span[0]), max(end, self.call_span[1])
-        for edit in self.edits:
-            if edit.end > edit.start:
+        if self.kind in ("class_base", "method_def"):
+            return start, end  # (a class migration's edits span the class: its own rules redo it, see widen)
+        for edit in self.edits:  # (a rule's insertions too: a train step's ``def forward_fn():`` opens it)
+            if edit.end > edit.start or self.rule is not None:
                 start, end = min(start, edit.start), max(end, edit.end)
         return start, end
 

@@ -41,7 +41,7 @@ class Context:
 
     root: Any  # the tree-sitter module node
     source: bytes
-    imports: ImportTable  # every import statement that binds a torch name, wherever it is, and the module's
+    found_imports: ImportTable | None  # None: ``imports`` reads them on first use
     alias: str  # how the file spells ``mindspore`` (``ms``)
     catalog: Any  # kb.analysis.catalog.Catalog: records by torch name
     settings: Any  # kb.analysis.settings.EngineSettings
@@ -49,6 +49,16 @@ class Context:
     choose: Callable[[dict], Any]  # the target choice for a record, as the engine makes it
     # the engine's uses of torch names starting with one of these prefixes, at their current places
     uses_named: Callable[[tuple[str, ...]], list[Use]]
+    # the bytes findings are asked for (an edited function, for a rule of function scope); a rule may look
+    # only there, and the engine keeps only its findings that start there
+    within: tuple[int, int] = (0, 0)
+
+    @property
+    def imports(self) -> ImportTable:
+        """Every import statement that binds a torch name, wherever it is, and the module's (``rule_imports``)."""
+        if self.found_imports is None:
+            self.found_imports = rule_imports(self.root, self.source)
+        return self.found_imports
 
 
 @dataclass
@@ -72,6 +82,9 @@ class Rule:
     needs_torch_imports: ClassVar[bool] = True
     order: ClassVar[int] = 100
     example: ClassVar[str] = ""
+    # words an edit must hold (in its text, or, for a rule of function scope, in the function it edits) for
+    # the rule to be run again after it; none: after every edit. An edit inside a finding's text reruns it too.
+    triggers: ClassVar[tuple[bytes, ...]] = ()
 
     def find(self, context: Context) -> Iterable[Finding]:
         raise NotImplementedError
@@ -111,6 +124,8 @@ def rule_imports(root: Any, source: bytes) -> ImportTable:
         return table
     for keyword in (b"import", b"from"):
         for at in word_starts(source, keyword):
+            if source[source.rfind(b"\n", 0, at) + 1:at].strip(b" \t;") and keyword == b"from":
+                continue  # (a statement starts its line, or follows a ';': not ``yield from``, a docstring's word)
             node = root.named_descendant_for_byte_range(at, at + len(keyword))
             while node is not None and node.type not in IMPORT_TYPES and node.type != "module":
                 node = node.parent if node.start_byte == at else None
@@ -119,16 +134,28 @@ def rule_imports(root: Any, source: bytes) -> ImportTable:
     return table
 
 
-def run(context: Context) -> list[Use]:
-    """The uses every registered rule finds in one file, rule by rule, each rule's in its order. A
-    finding that ``replaces`` a torch name is returned with ``Use.rule`` set; the caller drops the
-    uses of that name at the same place (``replaced``)."""
+def run(context: Context, only: set[str] | None = None) -> list[Use]:
+    """The uses every registered rule (or those named in ``only``) finds in one file, rule by rule, each
+    rule's in its order. A finding that ``replaces`` a torch name is returned with ``Use.rule`` set; the
+    caller drops the uses of that name at the same place (``replaced``)."""
     found: list[Use] = []
     for rule in registered():
-        if rule.needs_torch_imports and not context.has_torch_imports:
+        if (rule.needs_torch_imports and not context.has_torch_imports) or (only is not None and rule.name not in only):
             continue
         found += [_use(rule, finding, context.source) for finding in rule.find(context)]
     return found
+
+
+def to_rerun(edited: bytes, function: bytes, touched: set[str]) -> set[str]:
+    """The rules to run again after an edit: ``edited`` is the old and new text of the re-analysed window,
+    ``function`` the function holding it (empty at module level), ``touched`` the rules one of whose
+    findings the window overlaps. The others' findings cannot have changed (``triggers``)."""
+    names = set(touched)
+    for rule in registered():
+        text = edited + function if rule.scope in ("function", "file") else edited
+        if not rule.triggers or rule.scope == "file" or any(word in text for word in rule.triggers):
+            names.add(rule.name)
+    return names
 
 
 def replaced(rule_uses: list[Use]) -> set[tuple[str, int, int]]:

@@ -14,6 +14,7 @@ class FactoryDicts(Rule):
     record = RECORD
     title = TITLE
     order = 70
+    triggers = (b"device", b"dtype")
     example = """\
 import torch
 def zeros_for(device, dtype, n):

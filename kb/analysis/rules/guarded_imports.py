@@ -14,6 +14,7 @@ class GuardedImports(Rule):
     record = RECORD
     title = TITLE
     order = 80
+    triggers = (b"try", b"except", b"import", b"Error")
     example = """\
 try:
     from torch.hub import load_state_dict_from_url

@@ -14,6 +14,7 @@ class LearningRates(Rule):
     record = LR_RECORD
     title = LR_TITLE
     order = 50
+    triggers = (b"param_groups",)
     example = """\
 def current_lr(opt):
     return opt.param_groups[0]["lr"]

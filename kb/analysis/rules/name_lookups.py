@@ -12,11 +12,12 @@ from kb.analysis.text import TextEdit
 @register
 class NameLookups(Rule):
     name = "name-lookup"
-    scope = "expression"
+    scope = "function"
     record = RECORD
     title = TITLE
     needs_torch_imports = False  # the finder itself looks for names bound by torch imports
     order = 20
+    triggers = (b"getattr",)
     example = """\
 import torch.nn as nn
 def make_norm(dims, width):

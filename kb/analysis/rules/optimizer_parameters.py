@@ -15,6 +15,7 @@ class OptimizerParameters(Rule):
     record = PARAMETERS_RECORD
     title = PARAMETERS_TITLE
     order = 40
+    triggers = (b"parameters",)
     example = """\
 import torch
 def make_optimizer(model):

@@ -18,6 +18,7 @@ class PackedRuns(Rule):
     title = TITLE
     needs_torch_imports = False
     order = 60
+    triggers = (b"pack_padded_sequence",)
     example = """\
 import torch.nn as nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence

@@ -14,6 +14,7 @@ class TrainSteps(Rule):
     record = RECORD
     title = TITLE
     order = 30
+    triggers = (b"backward",)
     example = """\
 def train(model, data, target, loss_fn, opt):
     opt.zero_grad()
@@ -24,7 +25,7 @@ def train(model, data, target, loss_fn, opt):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        for step in train_steps(context.root, context.source):
+        for step in train_steps(context.root, context.source, *context.within):
             call = step.backward.named_children[0]
             method = call.child_by_field_name("function").child_by_field_name("attribute")  # the ``backward`` token
             # the step's own finding replaces the guess that ``L.backward`` is a tensor method
