@@ -84,17 +84,43 @@ def test_a_database_without_the_tables_answers_nothing():
 
 
 # -- the generated table against the installed torch ------------------------------------------------
-def _find(name: str):
+def _readings(name: str) -> list:
+    """What ``name`` can be: an attribute chain from the root (a package's attribute first: the function
+    ``torch.ao.quantization.fuse_modules``), and the longest importable module plus attributes."""
+    found = []
     parts = name.split(".")
+    try:
+        value = importlib.import_module(parts[0])
+        for index, part in enumerate(parts[1:], 2):
+            value = getattr(value, part) if hasattr(value, part) else importlib.import_module(".".join(parts[:index]))
+        found.append(value)
+    except (ImportError, AttributeError):
+        pass
     for cut in range(len(parts), 0, -1):
         try:
-            found = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+            value = importlib.import_module(".".join(parts[:cut]))
+            for part in parts[cut:]:
+                value = getattr(value, part)
+        except (ImportError, AttributeError):
             continue
-        for part in parts[cut:]:
-            found = getattr(found, part)
-        return found
-    raise ImportError(name)
+        found.append(value)
+        break
+    return found
+
+
+def _find(name: str):
+    readings = _readings(name)
+    assert readings, f"{name} is nothing in the installed torch"
+    return readings[0]
+
+
+def _same(a: str, b: str) -> bool:
+    return any(x is y for x in _readings(a) for y in _readings(b))
+
+
+def _has(cls: type, name: str) -> bool:
+    """A member defined on the class or a base (a descriptor may refuse to be read on the class)."""
+    return any(name in vars(klass) for klass in cls.__mro__) or hasattr(cls, name)
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +137,8 @@ def test_a_sample_of_spellings_is_one_object_in_the_installed_torch(snapshot):
         (k, v) for k, v in groups if k in ("torch.nn.modules.linear.Linear", "torch.autograd.profiler.record_function",
                                            "torch.distributed.fsdp.api.StateDictType")]
     for identity, others in sample:
-        first = _find(identity)
         for other in others:
-            assert _find(other) is first, (identity, other)
+            assert _same(identity, other), (identity, other)
 
 
 def test_a_sample_of_class_members_exists_in_the_installed_torch(snapshot):
@@ -129,7 +154,7 @@ def test_a_sample_of_class_members_exists_in_the_installed_torch(snapshot):
                 assert all(issubclass(cls, _find(base)) for base in names), identity
                 continue
             for name in names:
-                assert hasattr(cls, name), (identity, name)
+                assert _has(cls, name), (identity, name)
                 if kind == "enum member":
                     assert name in cls.__members__, (identity, name)
 

@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-# Modules never imported while walking: they start servers, need a GPU toolchain, or print on import.
+# Modules never imported while walking: they start servers, need a GPU toolchain, or print on import;
+# nor test helpers (``testing``, ``_testing``): they register fakes (an rpc backend added to an enum).
 SKIP = ("torch.utils.tensorboard", "torch.utils.bottleneck", "torch.utils.benchmark.examples",
         "torch.distributed.elastic.agent.server.health_check_server", "torch.testing", "torch.contrib",
         "torch.onnx", "torch.utils.hipify", "torch.backends._coreml", "torch.utils.model_dump",
@@ -32,14 +33,18 @@ def _public(name: str) -> bool:
 
 
 def _modules(root: Any, log: Callable[[str], None]) -> list[str]:
-    """Names of the public modules below ``root`` that import (imported as a side effect)."""
+    """Names of the modules below ``root`` that import (imported as a side effect): the public ones,
+    and the private children of public packages other than the root (``torch.distributed._tensor``,
+    an old home of ``distribute_tensor``; not ``torch._dynamo``), which are not walked further."""
     found = [root.__name__]
     pending = [root]
     while pending:
         package = pending.pop()
         for info in pkgutil.iter_modules(getattr(package, "__path__", []), package.__name__ + "."):
             name = info.name
-            if not _public(name) or name.startswith(SKIP):
+            private = not _public(name)
+            helper = {"testing", "_testing"} & set(name.split("."))
+            if name.startswith(SKIP) or helper or (private and package is root) or name.rpartition(".")[2][:2] == "__":
                 continue
             try:
                 module = importlib.import_module(name)
@@ -47,7 +52,7 @@ def _modules(root: Any, log: Callable[[str], None]) -> list[str]:
                 log(f"skipped {name}: {type(exc).__name__}")
                 continue
             found.append(name)
-            if info.ispkg:
+            if info.ispkg and not private:
                 pending.append(module)
     return found
 
