@@ -392,6 +392,8 @@ def value_cases(torch_name: str, func: str, params: list, args: list[Arg], input
 def _with_example(cases: list[Case], torch_name: str, example: dict | None, why: str) -> tuple[list[Case], str]:
     ex = _example_case(torch_name, example)
     if ex is not None:
+        if any(w in torch_name.rsplit(".", 1)[-1].lower() for w in SHAPE_ONLY):
+            ex.compare = "shape"  # a random op's example: shapes and dtypes
         cases.append(ex)
     return cases, ("" if cases else why or "no call could be generated")
 
