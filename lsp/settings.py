@@ -51,7 +51,7 @@ class SeveritySettings(_Model):
 class ServerSettings(_Model):
     target_family: Literal["classic", "mint"] = "classic"
     mindspore_version: str = "2.10.0"
-    device: Literal["CPU", "GPU", "Ascend"] = "Ascend"
+    device: Literal["CPU", "GPU", "Ascend"] = "CPU"  # as every CLI command (DESIGN.md)
     tensor_method_guesses: bool = True
     severity: SeveritySettings = Field(default_factory=SeveritySettings)
     docs_base_url: str = Field(default_factory=default_docs_base)

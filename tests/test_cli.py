@@ -115,3 +115,20 @@ def test_version_prints_the_installed_version():
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"msmap {metadata.version('msmap')}"
     assert "--version" in run_msmap("--help").stdout
+
+
+def test_one_default_device_everywhere():
+    """CPU in every command that takes --device, stated in its help, and in the language server."""
+    import argparse
+
+    from kb.cli import make_parser
+    from lsp.settings import ServerSettings
+
+    parser = make_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    with_device = [name for name, sub in commands.items() if any("--device" in a.option_strings for a in sub._actions)]
+    assert {"lookup", "scan", "convert"} <= set(with_device)
+    for name in with_device:
+        action = next(a for a in commands[name]._actions if "--device" in a.option_strings)
+        assert action.default == "CPU" and "default: CPU" in (action.help or ""), name
+    assert ServerSettings().device == "CPU"

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="MindSpore target family (default: classic)")
     parser.add_argument("--ms-version", default="2.10.0", metavar="X.Y.Z", type=ms_version,
                         help="MindSpore version to target (default: 2.10.0)")
-    parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"), default="Ascend",
-                        help="target device (default: Ascend)")
+    parser.add_argument("--device", choices=("CPU", "GPU", "Ascend"), default="CPU",
+                        help="target device (default: CPU, the machine users try first, where msmap's "
+                        "timings are measured; the same default in every command and the language server)")
     parser.add_argument("--no-guesses", action="store_true",
                         help="do not report possible torch.Tensor methods (x.view(...))")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB",

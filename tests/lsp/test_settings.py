@@ -24,7 +24,7 @@ def test_defaults_match_the_contract():
     settings, warnings = parse_settings(None)
     assert warnings == []
     assert settings.model_dump(by_alias=True) == {
-        "targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "Ascend", "tensorMethodGuesses": True,
+        "targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "CPU", "tensorMethodGuesses": True,
         "severity": {"noEquivalent": "warning", "behaviorChange": "warning", "contextChange": "warning",
                      "rename": "information", "guess": "hint", "deviceSupport": "warning"},
         "docsBaseUrl": default_docs_base(),
@@ -35,7 +35,7 @@ def test_bad_values_fall_back_per_key():
     settings, warnings = parse_settings({
         "targetFamily": "mint", "device": "TPU", "mindsporeVersion": "latest", "tensorMethodGuesses": "sometimes",
         "severity": {"rename": "loud", "guess": "off"}, "docsBaseUrl": "docs", "somethingElse": 1})
-    assert (settings.target_family, settings.device, settings.mindspore_version) == ("mint", "Ascend", "2.10.0")
+    assert (settings.target_family, settings.device, settings.mindspore_version) == ("mint", "CPU", "2.10.0")
     assert (settings.tensor_method_guesses, settings.severity.rename, settings.severity.guess) == (True, "information", "off")
     assert settings.docs_base_url == default_docs_base()
     assert [w.split("'")[1] for w in warnings] == [
@@ -54,7 +54,7 @@ def test_wrong_shapes(raw, expected):
     assert warnings == expected
 
 
-EDITOR = {"targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "Ascend", "tensorMethodGuesses": True,
+EDITOR = {"targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "CPU", "tensorMethodGuesses": True,
           "severity": {"noEquivalent": "warning", "behaviorChange": "warning", "contextChange": "warning",
                        "rename": "information", "guess": "hint", "deviceSupport": "warning"}}
 
@@ -62,8 +62,8 @@ EDITOR = {"targetFamily": "classic", "mindsporeVersion": "2.10.0", "device": "As
 @pytest.mark.parametrize("raw, changed", [
     pytest.param({}, {}, id="empty"),
     pytest.param(EDITOR, {}, id="editor-defaults"),
-    pytest.param({"targetFamily": "mint", "device": "CPU", "tensorMethodGuesses": False, "other": [1]},
-                 {"target_family": "mint", "device": "CPU", "tensor_method_guesses": False}, id="choices"),
+    pytest.param({"targetFamily": "mint", "device": "Ascend", "tensorMethodGuesses": False, "other": [1]},
+                 {"target_family": "mint", "device": "Ascend", "tensor_method_guesses": False}, id="choices"),
     pytest.param({"mindspore_version": " 2.3 ", "severity": {"no_equivalent": "off"}},
                  {"mindspore_version": "2.3", "severity": dict(ServerSettings().severity.model_dump(), no_equivalent="off")},
                  id="field-names"),
