@@ -584,14 +584,12 @@ def _probe(work: Path, db: Path, cands: list[dict[str, Any]], jobs: int, store: 
 
 def _run(cases: list[Case], plans: list[Plan], work: Path, db: Path, jobs: int, store: Any,
          tick: Callable[[str], None]) -> None:
-    from kb.analysis.settings import EngineSettings
-
     chosen = {id(k) for k in cases}
     for family in ("classic", "mint"):
         mine = [k for p in plans if p.family == family for k in p.cases if id(k) in chosen]
-        # the engine's default device: the target's own rewrite (with --device CPU a mint op
-        # without a CPU kernel is replaced by another API, which would prove something else)
-        convert_cases(mine, work / family, family, db, device=EngineSettings().device)
+        # a device where every target is taken as it is: the target's own rewrite (with --device CPU a
+        # mint op without a CPU kernel is replaced by another API, which would prove something else)
+        convert_cases(mine, work / family, family, db, device="Ascend")
     hits = store.hits if store is not None else 0
     execute(cases, jobs=jobs, cache=store)
     fresh = (store.hits - hits) if store is not None else 0
