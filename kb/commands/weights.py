@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from kb.commands._common import megabytes, print_json
@@ -14,8 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. net.py:Net(num_classes=10) (runs that code)")
     parser.add_argument("--out", type=Path, required=True, metavar="OUT.ckpt", help="MindSpore checkpoint to write")
     parser.add_argument("--family", choices=("classic", "mint"),
-                        help="name rules to use without --model "
-                             "(default classic; with --model, the model's names decide)")
+                        help="the family the model was converted with (convert --family): the name rules "
+                             "without --model (default classic); with --model each parameter's name decides "
+                             "its rule and this names the family in the report (default: guessed from the names)")
     parser.add_argument("--max-expanded-size", type=megabytes, metavar="MB",
                         help="refuse a checkpoint that expands to more than this: its zip members, or "
                              "its tensors' values written out (default: 10 times the file's size plus 64 MiB)")
@@ -27,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from kb.weights.usercode import parse_target, require
 
     check_out(args.checkpoint, args.out)  # before anything is loaded or run
+    # MindSpore's own log goes to stderr as '[WARNING] ME(...)' lines: errors only (its public GLOG_v
+    # variable, read when mindspore is imported; a value the user set is kept)
+    os.environ.setdefault("GLOG_v", "3")
     require("numpy", "torch", "mindspore")  # torch reads the checkpoint (also .safetensors' tensors)
     from kb.weights.convert import convert, report_text
 

@@ -63,6 +63,7 @@ class WeightsResult:
     torch_keys: int
     ms_params: int | None
     not_loaded: list[str] | None = field(default=None)  # load_param_into_net's missing list
+    family_given: bool = False  # --family named the family (else it was guessed from the names)
 
     @property
     def exit_code(self) -> int:
@@ -92,7 +93,7 @@ def convert(checkpoint: Path, out: Path, model: tuple[Path, str] | None, family:
 
     save(out, lambda path: mindspore.save_checkpoint(list(params.values()), path))
     result = WeightsResult(str(checkpoint), str(out), f"{model[0]}:{model[1]}" if model else None, notes, wm,
-                           len(state), len(ms_params) if ms_params is not None else None)
+                           len(state), len(ms_params) if ms_params is not None else None, family_given=bool(family))
     if net is not None and not params:
         result.not_loaded = sorted(ms_params or {})
     elif net is not None:  # prove the file loads into the model
@@ -102,31 +103,49 @@ def convert(checkpoint: Path, out: Path, model: tuple[Path, str] | None, family:
     return result
 
 
-def _lines(title: str, items: list[str], limit: int = 20) -> list[str]:
-    if not items:
-        return []
-    shown = [f"  {title} ({len(items)}):"] + [f"    {i}" for i in items[:limit]]
-    if len(items) > limit:
-        shown.append(f"    ... and {len(items) - limit} more (--json lists all)")
-    return shown
+def _some(items: list[str], limit: int = 5) -> str:
+    """``a, b, c`` or ``a, b, c, d, e and 7 more (--json lists all)``."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more (--json lists all)" if len(items) > limit else "")
+
+
+def _by_leaf(keys: list[str]) -> str:
+    """``49 x num_batches_tracked``: keys dropped by a rule, counted by their last segment."""
+    from collections import Counter
+
+    counts = Counter(k.rsplit(".", 1)[-1] for k in keys)
+    return ", ".join(f"{n} x {leaf}" if n > 1 else leaf for leaf, n in sorted(counts.items()))
+
+
+def _kind(label: str, items: list[str], why: str) -> str:
+    return f"  {label + ':':<12}{len(items)}" + (f" ({why}): {_some(items)}" if items else "")
 
 
 def report_text(r: WeightsResult) -> str:
+    """One line per kind: loaded, reshaped, missing, unexpected (and dropped, tied, conflicts when there are any)."""
     wm = r.wm
+    how = "--family" if r.family_given else "guessed from the parameter names; --family names it"
     head = f"{r.checkpoint}: {r.torch_keys} torch keys"
     head += f" -> {r.ms_params} MindSpore parameters of {r.model}" if r.model else " (rules only: no --model)"
-    counts = (f"  family {wm.family}; matched {len(wm.matched)}, reshaped {len(wm.reshaped)}, "
-              f"tied {len(wm.tied)}, dropped {len(wm.dropped)}")
-    lines = [head, counts]
-    lines += [f"  note: {n}" for n in r.notes]
-    lines += _lines("unfilled MindSpore parameters", wm.unfilled_ms)
-    lines += _lines("unused torch keys", wm.unused_torch)
-    lines += _lines("shape conflicts", wm.conflicts)
-    lines += _lines("ambiguous", wm.ambiguous)
-    lines += _lines("tied (written once)", [f"{t} = {m}" for t, m in wm.tied])
-    lines += _lines("dropped (no MindSpore counterpart)", wm.dropped)
-    lines.append(f"wrote {r.out} ({len(wm.values)} parameters)")
+    lines = [head, f"  {'family:':<12}{wm.family} ({how})"]
+    lines += [f"  {'note:':<12}{n}" for n in r.notes]
     if r.not_loaded is not None:
-        lines.append("load_checkpoint + load_param_into_net: "
-                     + ("every parameter loaded" if not r.not_loaded else f"{len(r.not_loaded)} not loaded"))
+        loaded = (r.ms_params or 0) - len(r.not_loaded)
+        lines.append(f"  {'loaded:':<12}{loaded} of {r.ms_params} MindSpore parameters "
+                     "(load_checkpoint + load_param_into_net)")
+    else:
+        lines.append(f"  {'loaded:':<12}{len(wm.values)} parameters written (no --model to load them into)")
+    lines.append(_kind("reshaped", wm.reshaped, "a size-1 axis added"))
+    lines.append(_kind("missing", wm.unfilled_ms, "MindSpore parameters no torch key fills"))
+    lines.append(_kind("unexpected", wm.unused_torch, "torch keys with no place in the model"))
+    if wm.dropped:
+        lines.append(f"  {'dropped:':<12}{len(wm.dropped)} torch keys MindSpore keeps no counterpart of, as expected "
+                     f"({_by_leaf(wm.dropped)})")
+    if wm.tied:
+        lines.append(_kind("tied", [f"{t} = {m}" for t, m in wm.tied], "written once"))
+    if wm.conflicts:
+        lines.append(_kind("conflicts", wm.conflicts, "shapes that do not fit"))
+    if wm.ambiguous:
+        lines.append(_kind("ambiguous", wm.ambiguous, "more than one rule fits; pass --model"))
+    lines.append(f"wrote {r.out} ({len(wm.values)} parameters)")
     return "\n".join(lines)
