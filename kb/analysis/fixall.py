@@ -337,10 +337,8 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
 
 def _cleanup(engine: Any, work: Document) -> tuple[bytes, list] | None:
     """Remove torch imports nothing refers to any more: converted code cannot import torch."""
-    analysis = engine.analyze(work)
-    if analysis.imports is None:  # an incremental analysis keeps no import table: read the text afresh
-        analysis = engine.analyze(work.source)
-    if analysis.imports is None:
+    analysis = _with_imports(engine, work)
+    if analysis is None:
         return None
     counts = analysis.ref_counts
     edits: list[TextEdit] = []
@@ -353,31 +351,36 @@ def _cleanup(engine: Any, work: Document) -> tuple[bytes, list] | None:
                   and counts.get(n.bound, 0) == 0]
         if unused:
             edits += _remove_names(stmt, [n for _, n in rows], unused, work.source)
-    if not edits:
-        return None
-    try:
-        new = apply_edits(work.source, edits)
-    except ValueError:
-        return None
-    return (new, edits) if parses(new) is None else None
+    return _applied(work.source, edits)
 
 
 def _stand_ins(engine: Any, work: Document, left: Iterable[Leftover]) -> tuple[bytes, list] | None:
     """Torch imports that converted code still refers to become stand-ins that raise where they are used,
     with the reasons of the uses left (standins.py); None when there are none."""
-    analysis = engine.analyze(work)  # (what ``_cleanup`` analysed, when it changed nothing)
-    if analysis.imports is None:  # an incremental analysis keeps no import table: read the text afresh
-        analysis = engine.analyze(work.source)
-    if analysis.imports is None or not analysis.has_torch_imports:
+    analysis = _with_imports(engine, work)  # (what ``_cleanup`` analysed, when it changed nothing)
+    if analysis is None or not analysis.has_torch_imports:
         return None
     reasons: dict[str, str] = {}
     for leftover in left:
         reasons.setdefault(leftover.torch_name, first_sentence(leftover.reason, 160) or leftover.category)
-    edits = standins.edits(analysis.imports, analysis.ref_counts, work.source, reasons)
+    return _applied(work.source, standins.edits(analysis.imports, analysis.ref_counts, work.source, reasons))
+
+
+def _with_imports(engine: Any, work: Document) -> Any | None:
+    """An analysis of ``work`` with its import table (an incremental analysis keeps none: then the text is
+    read afresh); None when there is none."""
+    analysis = engine.analyze(work)
+    if analysis.imports is None:
+        analysis = engine.analyze(work.source)
+    return analysis if analysis.imports is not None else None
+
+
+def _applied(source: bytes, edits: list[TextEdit]) -> tuple[bytes, list] | None:
+    """(``source`` with ``edits``, the edits) when there are edits and the result parses, else None."""
     if not edits:
         return None
     try:
-        new = apply_edits(work.source, edits)
+        new = apply_edits(source, edits)
     except ValueError:
         return None
     return (new, edits) if parses(new) is None else None

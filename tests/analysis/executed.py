@@ -2,7 +2,11 @@
 one batch of isolated subprocesses (kb.probes.calls)."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kb.probes.calls import Case, convert_cases, execute
@@ -25,3 +29,14 @@ def assert_converted_and_matching(case: Case, what: str) -> None:
     """The case converted with no use left for a human, and ran with torch's result."""
     assert case.automatic, f"{what} left for a human: {case.why_left()}"
     assert case.result == "pass", f"{what} -> {case.converted!r}: {case.result}: {case.detail}"
+
+
+BLOCK_TORCH = "import sys\nfor _name in ('torch', 'torchvision', 'timm'):\n    sys.modules[_name] = None\n"
+
+
+def run_without_torch(folder: Path, text: str, script: str) -> subprocess.CompletedProcess:
+    """``text`` saved as ``converted.py`` in ``folder`` and ``script`` run beside it in a child where importing
+    torch (torchvision, timm) fails, as a converted project runs on a machine without them."""
+    (folder / "converted.py").write_text(text)
+    program = BLOCK_TORCH + f"sys.path.insert(0, {str(folder)!r})\n" + textwrap.dedent(script)
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)

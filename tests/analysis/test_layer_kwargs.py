@@ -4,11 +4,9 @@ parameters at run time (``bias=False`` -> ``has_bias=False``, ``groups`` -> ``gr
 keywords work, and ``has_bias`` is not given twice."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import torch
 
+from tests.analysis.executed import run_without_torch
 from tests.analysis.roundtrip import converted
 
 SOURCE = '''\
@@ -27,14 +25,15 @@ def test_torch_keywords_through_kwargs_reach_the_mindspore_base(classic, tmp_pat
     assert "super().__init__(**ms_Conv2d_args(in_ch, out_ch, kernel_size, stride=stride, padding=padding, **kwargs))" \
         in text
     assert "has_bias=True" not in text
-    (tmp_path / "converted.py").write_text(text)
-    program = (f"import sys\nsys.modules['torch'] = None\nsys.path.insert(0, {str(tmp_path)!r})\n"
-               "import converted\n"
-               "m = converted.StdConv2d(4, 8, 3, padding=1, bias=False, groups=2)\n"
-               "print(m.has_bias, m.group, tuple(m.weight.shape))\n"
-               "try:\n    converted.StdConv2d(4, 8, 3, padding_mode='reflect')\n"
-               "except NotImplementedError as exc:\n    print('refused:', 'padding_mode' in str(exc))\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    done = run_without_torch(tmp_path, text, """
+        import converted
+        m = converted.StdConv2d(4, 8, 3, padding=1, bias=False, groups=2)
+        print(m.has_bias, m.group, tuple(m.weight.shape))
+        try:
+            converted.StdConv2d(4, 8, 3, padding_mode='reflect')
+        except NotImplementedError as exc:
+            print('refused:', 'padding_mode' in str(exc))
+    """)
     assert done.returncode == 0, done.stderr
     expected = torch.nn.Conv2d(4, 8, 3, padding=1, bias=False, groups=2)
     assert done.stdout.split("\n")[:2] == [f"False 2 {tuple(expected.weight.shape)}", "refused: True"]

@@ -3,9 +3,7 @@ the converted parameters carry torch's names (``blocks.0.weight``), so torch's c
 model runs in PyNative and GRAPH_MODE."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
+from tests.analysis.executed import run_without_torch
 from tests.analysis.roundtrip import converted
 
 SOURCE = '''\
@@ -34,16 +32,17 @@ class Net(nn.Module):
 def test_parameter_names_are_torch_s_and_the_model_runs_compiled(classic, tmp_path):
     text = converted(classic, SOURCE)
     assert "ms_ModuleList([])" in text and "ms_ModuleDict()" in text
-    (tmp_path / "converted.py").write_text(text)
-    program = (f"import sys\nsys.modules['torch'] = None\nsys.path.insert(0, {str(tmp_path)!r})\n"
-               "import numpy as np\nimport mindspore as ms\nimport converted\n"
-               "net = converted.Net()\n"
-               "print(sorted(p.name for p in net.get_parameters()))\n"
-               "x = ms.Tensor(np.ones((3, 4), np.float32))\n"
-               "print(net(x).shape)\n"
-               "ms.set_context(mode=ms.GRAPH_MODE)\n"
-               "print(net(x).shape)\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    done = run_without_torch(tmp_path, text, """
+        import numpy as np
+        import mindspore as ms
+        import converted
+        net = converted.Net()
+        print(sorted(p.name for p in net.get_parameters()))
+        x = ms.Tensor(np.ones((3, 4), np.float32))
+        print(net(x).shape)
+        ms.set_context(mode=ms.GRAPH_MODE)
+        print(net(x).shape)
+    """)
     assert done.returncode == 0, done.stderr
     names, eager, graph = done.stdout.strip().split("\n")[-3:]
     namespace: dict = {}

@@ -3,9 +3,7 @@ the receiver is a tensor (``.data`` followed by an in-place method), so the rewr
 and it fills the parameter itself, not ``.data`` (a copy in MindSpore, where writing changes nothing)."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
+from tests.analysis.executed import run_without_torch
 from tests.analysis.roundtrip import converted
 
 SOURCE = '''\
@@ -26,13 +24,13 @@ class Net(nn.Module):
 def test_init_through_data_fills_the_parameter(classic, tmp_path):
     text = converted(classic, SOURCE)
     assert "# msmap:" not in text and ".data" not in text
-    (tmp_path / "converted.py").write_text(text)
-    program = (f"import sys\nsys.modules['torch'] = None\nsys.path.insert(0, {str(tmp_path)!r})\n"
-               "import converted\nnet = converted.Net()\n"
-               "w, b, h = net.fc.weight.asnumpy(), net.fc.bias.asnumpy(), net.head.weight.asnumpy()\n"
-               "print(round(float(w.std()), 3), float(abs(w.mean())) < 0.002, float(abs(b).max()),"
-               " float(h.min()) >= 0.5, float(h.max()) <= 0.75, float(h.std()) > 0.05)\n")
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    done = run_without_torch(tmp_path, text, """
+        import converted
+        net = converted.Net()
+        w, b, h = net.fc.weight.asnumpy(), net.fc.bias.asnumpy(), net.head.weight.asnumpy()
+        print(round(float(w.std()), 3), float(abs(w.mean())) < 0.002, float(abs(b).max()),
+              float(h.min()) >= 0.5, float(h.max()) <= 0.75, float(h.std()) > 0.05)
+    """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-2] == "0.02 True 0.0 True True True"
 

@@ -3,15 +3,11 @@ stand-ins that raise where they are reached, with their reason; everything else 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
 from kb.analysis.convert import convert_source
-
-BLOCK_TORCH = "import sys\nfor _name in ('torch', 'torchvision', 'timm'):\n    sys.modules[_name] = None\n"
+from tests.analysis.executed import run_without_torch
 
 LOADER = '''\
 """Weights from a URL, a helper, a version check in a function."""
@@ -36,12 +32,6 @@ def recent():
 '''
 
 
-def _run(tmp_path, text: str, script: str) -> subprocess.CompletedProcess:
-    (tmp_path / "converted.py").write_text(text)
-    program = BLOCK_TORCH + f"sys.path.insert(0, {str(tmp_path)!r})\n" + textwrap.dedent(script)
-    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def loader(classic):
     return convert_source(classic, LOADER).text
@@ -59,7 +49,7 @@ def test_converting_again_changes_nothing(classic, loader):
 
 
 def test_the_module_imports_without_torch_and_fails_where_reached(tmp_path, loader):
-    done = _run(tmp_path, loader, """
+    done = run_without_torch(tmp_path, loader, """
         import converted
         assert converted.VALUE == 3
         for call in (lambda: converted.load("https://example.com/w.pth"), lambda: converted.Mine.apply(1),
@@ -103,7 +93,7 @@ def net(pretrained=False):
 '''
     text = convert_source(classic, source).text
     assert "MsUnconverted" in text and "import torch" not in text
-    done = _run(tmp_path, text, """
+    done = run_without_torch(tmp_path, text, """
         import numpy as np
         import mindspore as ms
         import converted
