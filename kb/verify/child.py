@@ -70,13 +70,22 @@ def randomise_norms(model: Any, seed: int) -> int:
 
 
 def _torch_array(t: Any) -> Any:
-    """A torch tensor as numpy (bfloat16 as float32, which holds it exactly); anything else as it is."""
+    """A torch tensor as numpy (bfloat16 and float8 as float32, which holds them exactly; sparse as
+    dense, quantized as its float values); anything else, and a meta tensor (no values), as it is."""
     import torch
 
-    if not isinstance(t, torch.Tensor):
+    if not isinstance(t, torch.Tensor) or t.is_meta:
         return t
     t = t.detach().cpu()
-    return (t.float() if t.dtype == torch.bfloat16 else t).resolve_conj().numpy()
+    if t.is_quantized:
+        t = t.dequantize()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    if t.dtype == torch.bfloat16 or (t.dtype.is_floating_point and t.dtype.itemsize < 2):
+        t = t.float()
+    elif t.dtype == torch.complex32:
+        t = t.to(torch.complex64)
+    return t.resolve_conj().resolve_neg().numpy()
 
 
 def run_torch(job: dict) -> dict:
@@ -100,7 +109,7 @@ def run_torch(job: dict) -> dict:
         out = run_stage("forward", path, model, *inputs)
     result = {"ok": True, "state": list(state), "state_file": _save(job["prefix"] + "-state.npz", state),
               "randomised_norms": randomised,
-              **_outputs(out, _torch_array, job["prefix"])}
+              **run_stage("forward", path, _outputs, out, _torch_array, job["prefix"])}
     if grad:
         from kb.verify.compare import leaves
 

@@ -200,3 +200,19 @@ def test_the_text_report_summarises_thousands_of_outputs():
     text = verdict_text(Verdict("mismatch", "forward", outputs=rows, message=problem))
     lines = text.splitlines()
     assert len(lines) < 40 and "output[4999]" in text and "and 4999 more outputs (0 of them differ" in text, lines[-3:]
+
+
+def test_torch_outputs_of_every_layout_and_dtype_reach_the_comparison():
+    """Sparse, quantized, float8, complex32 and bfloat16 outputs become arrays; a meta tensor (no
+    values) becomes a leaf that cannot be compared - never an internal error."""
+    torch = pytest.importorskip("torch")
+    from kb.verify.child import _torch_array
+
+    out = (torch.ones(2).to_sparse(), torch.quantize_per_tensor(torch.ones(2), 0.5, 0, torch.qint8),
+           torch.ones(2).to(torch.float8_e4m3fn), torch.ones(2, dtype=torch.complex32),
+           torch.ones(2, dtype=torch.bfloat16), torch.empty(2, device="meta"))
+    entries, arrays = encode(out, _torch_array)
+    assert [e["kind"] for e in entries] == ["tensor"] * 5 + ["other"]
+    assert all(a.tolist() == [1, 1] for a in arrays.values())
+    rows, problem = compare_outputs(decode(entries, arrays), decode(entries, arrays), RTOL, ATOL)
+    assert rows[-1]["error"] and "cannot compare" in problem
