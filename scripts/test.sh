@@ -48,7 +48,10 @@ if "$PY" -m kb check --help >/dev/null 2>&1; then
   "$PY" -m kb check
 fi
 if "$PY" -m kb docs --help >/dev/null 2>&1; then
-  "$PY" -m kb docs --check
+  "$PY" -m kb docs --check  # the pages the repository keeps (index pages, a sample of API pages)
+  # the full site (every API page, mapping.html with its search): a build artifact, not in git
+  "$PY" -m kb docs --out build/docs-site --no-readme >/dev/null
+  echo "full docs site: build/docs-site ($(find build/docs-site -type f | wc -l) files)"
 fi
 
 # ---- VS Code extension end to end (helper vscode): the .vsix in a real code-server + Chromium.
@@ -65,4 +68,6 @@ echo "== lint (ruff, mypy; settings in pyproject.toml)"
 
 echo "== tests"
 export MSMAP_NO_SKIP=1  # a missing install step must fail, not skip
-"$PY" -m pytest -q -p no:cacheprovider "$@"
+# On every core (pytest-xdist), a test file per worker at a time (module fixtures built once);
+# the real knowledge base is built once and shared (tests/conftest.py: real_kb).
+"$PY" -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@"

@@ -11,7 +11,20 @@ from kb.docs import caveats, html, links, pages, performance, tables
 from kb.docs.corpus import Corpus, load
 from kb.query import KB
 
-__all__ = ["generate", "render", "Corpus", "load"]
+__all__ = ["generate", "render", "Corpus", "load", "SAMPLE", "in_git"]
+
+# The per-API pages (docs/api/, about 8,000 files and 45 MB) are a build artifact ('msmap docs --out
+# DIR' writes the whole site); the repository keeps the index pages and these pages, a fixed sample
+# that 'msmap docs --check' compares, so a change to the page renderer shows in review.
+SAMPLE = ("einops.rearrange", "torch.Tensor.view", "torch.cat", "torch.nn.BatchNorm2d", "torch.nn.Conv2d",
+          "torch.nn.Dropout", "torch.nn.LayerNorm", "torch.nn.Linear", "torch.nn.Module",
+          "torch.nn.functional.relu", "torch.nn.functional.scaled_dot_product_attention", "torch.optim.Adam",
+          "torch.zeros")
+
+
+def in_git(rel: str) -> bool:
+    """Whether a generated file is kept in the repository (index pages, and the sample of API pages)."""
+    return not rel.startswith("api/") or rel[len("api/"):-len(".md")] in SAMPLE
 
 
 def render(corpus: Corpus) -> dict[str, str]:
