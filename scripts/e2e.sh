@@ -19,6 +19,20 @@ mkdir -p "$CACHE"
 
 step() { printf '\n== e2e: %s\n' "$*"; }
 
+# Run a long, silent command ("$2" ...) and print a line every 30 s while it runs ("$1": what it is),
+# so a multi-minute install is visibly alive.
+with_progress() {
+  local what="$1" started=$SECONDS ticker rc=0
+  shift
+  ( while sleep 30; do echo "   ... $what: $((SECONDS - started)) s so far"; done ) &
+  ticker=$!
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  echo "   $what: done in $((SECONDS - started)) s"
+  return "$rc"
+}
+
 step "system packages"
 packages=(build-essential python3 pkg-config libkrb5-dev chromium fonts-dejavu-core)
 missing=()
@@ -48,7 +62,9 @@ node --version
 step "code-server $CODE_SERVER_VERSION"
 if [ ! -x "$CODE_SERVER_DIR/node_modules/.bin/code-server" ]; then
   tmp="$(mktemp -d "$CACHE/.code-server.XXXXXX")"
-  npm install --prefix "$tmp" --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION"
+  echo "installing code-server into the cache (once; several minutes: it builds native modules)"
+  with_progress "code-server install" \
+    npm install --prefix "$tmp" --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION"
   rm -rf "$CODE_SERVER_DIR"
   mv "$tmp" "$CODE_SERVER_DIR"
 fi
@@ -60,7 +76,7 @@ step "extension package"
 version="$(node -p "require('./vscode-extension/package.json').version")"
 (
   cd vscode-extension
-  [ -d node_modules ] || npm ci --no-audit --no-fund
+  [ -d node_modules ] || with_progress "extension packages (npm ci)" npm ci --no-audit --no-fund
   rm -f "msmap-$version.vsix"
   npm run --silent package >/dev/null
 )

@@ -29,11 +29,22 @@ def small_kb(small_data: Path, tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
-def real_kb(tmp_path_factory):
-    """The knowledge base built from the bundled data/ (once per session)."""
-    from kb.query import KB
+def real_kb():
+    """The knowledge base built from the bundled data/: the one msmap itself uses (the cache), built
+    at most once for the whole run and shared by the pytest-xdist workers (a lock orders them; the
+    first builds, the others find it fresh) and by the tests that run ``msmap`` without MSMAP_DB."""
+    import fcntl
 
-    return KB.open(db=tmp_path_factory.mktemp("realdb") / "kb.sqlite", data=ROOT / "data")
+    from kb import paths
+    from kb.query import KB, ensure_db
+
+    db = paths.db_path(ROOT / "data") if not os.environ.get("MSMAP_DB") else None
+    lock_file = (db or Path(os.environ["MSMAP_DB"])).with_suffix(".tests-lock")
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = ensure_db(data=ROOT / "data", db=db)
+    return KB(built)
 
 
 def run_msmap(*args: str, data: Path | None = None, db: Path | None = None, **kw) -> subprocess.CompletedProcess:
