@@ -36,7 +36,7 @@ def ensure_venv() -> str | None:
              [str(PY), "-m", "pip", "install", "-q", "mindspore==2.10.0", "numpy<2"],
              [str(PY), "-m", "pip", "install", "-q", "--no-deps", "msadapter==0.5.0b1"],
              [str(PY), "-m", "pip", "install", "-q", "requests", "typing_extensions", "ml-dtypes<0.6", "numpy<2",
-              "einops==0.8.2"]]  # einops: the held-out cases import it
+              "einops==0.8.2", "tqdm"]]  # einops: model files import it; tqdm: its torch.utils.model_zoo
     for cmd in steps:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
