@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -44,12 +44,9 @@ def fixed_env(tmp_path_factory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def real_env(tmp_path_factory) -> dict[str, str]:
-    from kb.query import ensure_db
-
-    db = tmp_path_factory.mktemp("realdb") / "kb.sqlite"
-    ensure_db(ROOT / "data", db)
-    return server_env(ROOT / "data", db)
+def real_env(real_kb) -> dict[str, str]:
+    """The bundled data's knowledge base: the one built once for the whole run (tests/conftest.py)."""
+    return server_env(ROOT / "data", real_kb.path)
 
 
 # -- the client ---------------------------------------------------------------------------
@@ -126,7 +123,7 @@ def open_doc(client: LanguageClient, uri: str, text: str, version: int = 1) -> N
 
 
 def change_doc(client: LanguageClient, uri: str, version: int, text: str,
-               span: Optional[tuple[int, int, int, int]] = None) -> None:
+               span: tuple[int, int, int, int] | None = None) -> None:
     if span is None:
         change: Any = types.TextDocumentContentChangeWholeDocument(text=text)
     else:

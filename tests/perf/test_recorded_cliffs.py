@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from kb.query import ensure_db
 from tests.conftest import ROOT, run_msmap
 from tests.lsp.conftest import open_doc, pos, server_env, session, uri_of, wait_diagnostics
 
@@ -16,10 +15,8 @@ CNN = ROOT / "tests" / "fixtures" / "mnist_cnn.py"
 
 
 @pytest.fixture(scope="module")
-def real_data_env(tmp_path_factory):
-    db = tmp_path_factory.mktemp("perfdb") / "kb.sqlite"
-    ensure_db(ROOT / "data", db)
-    return server_env(ROOT / "data", db)
+def real_data_env(real_kb):
+    return server_env(ROOT / "data", real_kb.path)  # the knowledge base built once for the whole run
 
 
 async def _hover_conv2d(env: dict, options: dict) -> str:
