@@ -27,7 +27,7 @@ from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
 from kb.analysis.templates import check_statement, conditions, receiver_text, removal, render
 from kb.analysis.text import TextEdit
-from kb.analysis.transforms import parse_signature
+from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 from kb.probes.values import DIM_NAMES, value_verdict
 
 AUTO_RELATIONS = frozenset({
@@ -90,9 +90,10 @@ def value_blocker(site: Site, choice: TargetChoice) -> str | None:
     positional = [a for a in args if a.keyword is None and not a.star]
     named = [(order[i], a.value) for i, a in enumerate(positional) if i < len(order)]
     named += [(a.keyword, a.value) for a in args if a.keyword is not None]
+    defaults = {p.name: p.default for p in signature.parameters} if signature is not None else {}
     for param, text in named:
-        if param in required:
-            continue
+        if param in required or _is_default(text, defaults.get(param)):
+            continue  # torch's own default written out: the call styles that omit it proved it
         why = value_verdict(values, param, text)
         if why is not None:
             return why
@@ -107,6 +108,13 @@ def static_forward(local_class: Any) -> bool:
     holder = method.parent if method is not None else None
     return holder is not None and holder.type == "decorated_definition" and any(
         d.type == "decorator" and d.text.strip() == b"@staticmethod" for d in holder.named_children)
+
+
+def _is_default(text: str, default: str | None) -> bool:
+    if default is None:
+        return False
+    value, torch_default = literal(text), literal(default)
+    return value is not MISSING and same_value(value, torch_default)
 
 
 def unverified_consistent(choice: TargetChoice) -> bool:

@@ -363,6 +363,9 @@ def value_cases(torch_name: str, func: str, params: list, args: list[Arg], input
     answers with NaN are not tried."""
     out: list[Case] = []
     base = base_values(params, args, inputs)
+    # parameters defaulting to None that the base call passes (``size=[4]`` for interpolate): one of
+    # them at a time (torch refuses size and scale_factor together)
+    none_filled = {p[0] for p in params if p[2] == "None"} & {a.name for a in args}
     for name, kind, passed, value in _probed_params(params, args, inputs):
         if kind == "POSITIONAL_ONLY" and not passed:
             continue
@@ -377,8 +380,8 @@ def value_cases(torch_name: str, func: str, params: list, args: list[Arg], input
                 continue
             seen.add(value_class(alt))
             new = [Arg(a.name, repr(alt), a.kw_only, a.pos_only) if a.name == name else a for a in args]
-            if not passed:
-                new.append(Arg(name, repr(alt), kw_only=True))
+            if not passed:  # a None-defaulted parameter given instead of the one the base call filled
+                new = [a for a in new if a.name not in none_filled] + [Arg(name, repr(alt), kw_only=True)]
             source = snippet(render_call(func, new, "keyword"), list(inputs), layer, typed=True)
             problem, soft = _torch_runs(source, inputs, layer)
             if problem is not None or soft:

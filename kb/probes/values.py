@@ -17,7 +17,7 @@ from typing import Any
 
 # Other values torch accepts, tried next to the default (torch itself filters out what it refuses).
 STR_DOMAINS = {
-    "reduction": ["sum", "none", "mean"],
+    "reduction": ["sum", "none", "mean", "batchmean"],
     "mode": ["bilinear", "bicubic", "linear", "nearest", "area", "reflect", "replicate", "constant", "circular",
              "fan_out", "fan_in", "sum", "max", "mean"],
     "padding_mode": ["zeros", "reflect", "replicate", "circular"],
