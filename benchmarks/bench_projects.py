@@ -370,7 +370,7 @@ def child_ms(args: dict) -> None:
 
 
 def _child(kind: str, args: dict, timeout: int, site: Path) -> tuple[list[dict], str | None]:
-    progress = Path(args["work"]) / f"{kind}-progress.jsonl"
+    progress = Path(args["work"]) / f"{kind}{'-with-torch' * bool(args.get('allow_torch'))}-progress.jsonl"
     progress.unlink(missing_ok=True)
     args = dict(args, progress=str(progress))
     env = bm._env()
