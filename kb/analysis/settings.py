@@ -24,7 +24,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 class EngineSettings:
     family: Family = "classic"
     ms_version: str = "2.10.0"
-    device: str = "Ascend"
+    device: str = "CPU"  # as every CLI command and the server (DESIGN.md)
     tensor_method_guesses: bool = True
     # a file of a project that uses torch: guess tensor methods even where the file imports no torch
     # (``utils.py``'s ``output.topk(5, 1)`` receives the project's tensors)
@@ -70,9 +70,12 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
     """
     targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
     first: TargetChoice | None = None
+    proven_only = False  # the configured family's target is unproven: only a proven one replaces it
     for family, fallback in ((settings.family, False), (settings.other_family, True)):
         fitting = [t for t in targets
                    if t.get("family") == family and in_span(settings.ms_version, t.get("ms_versions"))]
+        if proven_only:
+            fitting = [t for t in fitting if t.get("api") and t.get("auto") and runs_on(t, settings.device)]
         if fitting:
             fitting.sort(key=lambda t: not t.get("api"))
             if not fitting[0].get("api") and fitting[0].get("source") != "curated":
@@ -87,8 +90,19 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
                     return TargetChoice(runnable, fallback)
                 first = first or TargetChoice(fitting[0], fallback, runs=False)  # try the other family
                 continue
+            if unproven(fitting[0]) and first is None:
+                # no probe could run it here (no CPU kernel for an Ascend target): the other family's
+                # proven rewrite, if there is one
+                first, proven_only = TargetChoice(fitting[0], fallback), True
+                continue
             return TargetChoice(fitting[0], fallback)
     return first
+
+
+def unproven(target: dict[str, Any]) -> bool:
+    """An API target the build turned off because no rewrite probe proved it (``kb.build._gate_unproven``)."""
+    proof = target.get("proof")
+    return bool(target.get("api")) and isinstance(proof, dict) and bool(proof.get("gated"))
 
 
 def runs_on(target: dict[str, Any], device: str) -> bool:

@@ -17,7 +17,7 @@ import { configWith, declaredSettings, extensionRoot, isExtensionOnly } from './
 const DOCUMENTED_DEFAULTS = {
     targetFamily: 'classic',
     mindsporeVersion: '2.10.0',
-    device: 'Ascend',
+    device: 'CPU',
     tensorMethodGuesses: true,
     severity: {
         noEquivalent: 'warning',

@@ -56,7 +56,7 @@ export interface Settings {
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
     targetFamily: 'classic',
     mindsporeVersion: '2.10.0',
-    device: 'Ascend',
+    device: 'CPU',
     tensorMethodGuesses: true,
     severity: {
         noEquivalent: 'warning',
