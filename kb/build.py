@@ -375,8 +375,7 @@ def _gate_unproven(row: dict, proof: dict | None) -> None:
     first = f"Unproven rewrite: {row['api']}: no probe ran the rewrite msmap would emit next to torch ({why})."
     row["note"] = f"{first}\n\n{row['note']}" if row.get("note") else first
     row["auto"] = 0
-    if proof is None:
-        row["proof"] = json.dumps({"result": "unprobed", "detail": why}, ensure_ascii=False)
+    row["proof"] = json.dumps({**(proof or {"result": "unprobed", "detail": why}), "gated": True}, ensure_ascii=False)
 
 
 def _apply_probe_verdict(row: dict, found: list[dict] | None) -> None:

@@ -76,7 +76,8 @@ def value_blocker(site: Site, choice: TargetChoice) -> str | None:
     """Why a call's argument keeps an automatic target from being applied: its value is one the
     target's rewrite probe did not prove (or found different from torch), see ``kb.probes.values``.
     Only parameters the probe varied are checked; None when every argument is proven."""
-    values = (choice.target.get("proof") or {}).get("values")
+    proof = choice.target.get("proof") or {}
+    values = proof.get("values")
     if not values or site.kind != "call" or site.call is None:
         return None
     try:
@@ -94,7 +95,7 @@ def value_blocker(site: Site, choice: TargetChoice) -> str | None:
     for param, text in named:
         if param in required or _is_default(text, defaults.get(param)):
             continue  # torch's own default written out: the call styles that omit it proved it
-        why = value_verdict(values, param, text)
+        why = value_verdict(values, param, text, proof.get("value_failures"))
         if why is not None:
             return why
     return None

@@ -123,20 +123,23 @@ def _item_class(value: Any) -> str | None:
     return None
 
 
-def value_verdict(values: dict[str, Any] | None, param: str, text: str) -> str | None:
+def value_verdict(values: dict[str, Any] | None, param: str, text: str,
+                  failures: list[str] | None = None) -> str | None:
     """Why the argument ``param=text`` is not proven for a rewrite, or None when it is.
 
     ``values`` is the proof's per-parameter record ``{param: {"proven": [classes], "failed":
     [classes]}}``. A parameter the record does not list was not varied (a tensor, a torch-only
-    parameter): nothing to check. A value that is not a literal is accepted only when no probed
-    value of that parameter failed (the rewrite was the same for every value tried)."""
+    parameter): nothing to check. A value that is not a literal is accepted when no probed value of
+    that parameter failed, or when each one that failed crashed (``failures``, the proof's
+    ``value_failures`` lines ``"p=1.0: crash: ..."``): then the emitted code either matches torch or
+    raises where it runs, never a silent difference."""
     if not values or param not in values:
         return None
     entry = values[param]
     failed, proven = entry.get("failed") or [], entry.get("proven") or []
     is_literal, value = literal_value(text)
     if not is_literal:
-        if failed:
+        if failed and not only_crashes(failures or [], param):
             return (f"unproven value: {param}={text} (not a literal, and the rewrite differs from torch for "
                     f"some values of {param})")
         return None
@@ -147,6 +150,13 @@ def value_verdict(values: dict[str, Any] | None, param: str, text: str) -> str |
     if cls not in proven and (same is None or same not in proven):
         return f"unproven value: {param}={text} (no rewrite probe ran this value)"
     return None
+
+
+def only_crashes(failures: list[str], param: str) -> bool:
+    """Whether every failed value of ``param`` in a proof's ``value_failures`` lines raised (``crash``)
+    rather than returned something other than torch (``wrong``)."""
+    mine = [line.split(": ", 2) for line in failures if line.startswith(f"{param}=")]
+    return bool(mine) and all(len(parts) > 1 and parts[1] == "crash" for parts in mine)
 
 
 def not_call_probed(proof: dict[str, Any] | None) -> bool:

@@ -50,6 +50,17 @@ def test_a_call_is_checked_against_the_proven_values():
     assert value_verdict(None, "padding", "1") is None
 
 
+def test_a_variable_is_accepted_where_every_failed_value_raised():
+    record = {"p": {"proven": ["num:0", "num:frac"], "failed": ["num:1"]}}
+    crashed = ["p=1.0: crash: ValueError: For 'Dropout', the 'p' must be a number in range [0, 1)"]
+    differed = ["p=1.0: wrong: max difference 0.5"]
+    assert value_verdict(record, "p", "dropout", crashed) is None  # matches torch or raises, never silent
+    assert "unproven value: p=dropout" in value_verdict(record, "p", "dropout", differed)
+    assert "unproven value: p=dropout" in value_verdict(record, "p", "dropout", crashed + differed)
+    assert "unproven value: p=dropout" in value_verdict(record, "p", "dropout")  # no lines: not known to raise
+    assert "differs from torch at p=1.0" in value_verdict(record, "p", "1.0", crashed)  # a literal that fails
+
+
 def test_value_cases_vary_one_literal_parameter_at_a_time():
     pytest.importorskip("torch")
     cases, why = rewrites.plan_calls("torch.nn.functional.leaky_relu", "function", LEAKY_RELU, None)
