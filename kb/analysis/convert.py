@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kb.analysis import standins
 from kb.analysis.document import Document
 from kb.analysis.fixall import FixAllResult, Leftover, parses
 from kb.analysis.leftovers import short_reason
@@ -43,7 +44,13 @@ def convert_source(engine: Any, source: str | bytes, imported_classes: dict | No
     """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines).
 
     ``imported_classes``: torch classes the file imports from its siblings (siblingclasses.py)."""
-    fixed: FixAllResult = engine.fix_all(Document(source, imported_classes=imported_classes))
+    text = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    shadow = standins.as_imports(text)  # a file converted before: its stand-ins read as the imports they were
+    fixed: FixAllResult = engine.fix_all(Document(shadow or text, imported_classes=imported_classes), module=True)
+    if shadow is not None:
+        (fixed.source, cuts), fixed.original = standins.trim(fixed.source), text
+        for item in fixed.left + fixed.unsure:
+            item.offset = standins.moved(item.offset, cuts)
     for left in fixed.left + fixed.unsure:
         left.line = fixed.source.count(b"\n", 0, left.offset) + 1
     if fixed.error is not None or not (fixed.left or fixed.unsure):

@@ -247,11 +247,12 @@ class Engine:
         fix = self.analyze(document).fix(use)
         return [fix] if fix is not None else []
 
-    def fix_all(self, document: Document | str | bytes) -> Any:
-        """Every safe fix at once: a ``fixall.FixAllResult`` (``.edit()`` is one LSP edit)."""
+    def fix_all(self, document: Document | str | bytes, *, module: bool = False) -> Any:
+        """Every safe fix at once: a ``fixall.FixAllResult`` (``.edit()`` is one LSP edit); ``module``: a
+        module to run (convert), whose torch imports become stand-ins even where nothing else changed."""
         from kb.analysis.fixall import fix_all
 
-        return fix_all(self, document)
+        return fix_all(self, document, module=module)
 
     # -- internals -------------------------------------------------------------------
     def _analyze(self, document: Document) -> Analysis:
@@ -507,8 +508,8 @@ class Engine:
                 use.category = categorize(False, choice, True, use.behaviour)
         else:
             use.category = categorize(site.guess, choice, bool(use.edits) or use.unchanged, use.behaviour)
-        if use.category == "guess":
-            use.reason = GUESS_REASON
+        if use.category == "guess" and (use.edits or use.unchanged or not use.reason):
+            use.reason = GUESS_REASON  # (a guess that would need a rewrite msmap cannot make keeps why)
         return use
 
     def _plan(self, site: Site, choice: Any, caveats: list, source: bytes, alias: str,

@@ -19,6 +19,7 @@ from typing import Any
 
 from kb.analysis import standins
 from kb.analysis.document import Document, common_prefix, common_suffix
+from kb.analysis.engine import GUESS_REASON
 from kb.analysis.imports import is_torch_path
 from kb.analysis.tensors import confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode, encode
@@ -126,8 +127,12 @@ class FixAllResult:
         return TextEdit(start, len(old) - tail, decode(new[start : len(new) - tail]))
 
 
-def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
+def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = False) -> FixAllResult:
     """Every safe fix, applied; see the module's docstring.
+
+    The torch imports something still refers to become stand-ins (``standins.py``) when the file changed
+    otherwise, so a file the editor's fix-all cannot improve is left as it is; ``module`` (convert, which
+    writes modules to run) makes every such file import without torch, changed or not.
 
     Few objects live while the passes run, so the garbage collector's full collections (each
     walks every tracked object) stay cheap and a file with n calls costs O(n): ``parses``
@@ -198,7 +203,8 @@ def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
             pending = _shifted(pending, _shifter(cleaned[1]))
             unsure = _shifted(unsure, _shifter(cleaned[1]))
             work.update(cleaned[0])
-    if before.has_torch_imports:  # what is left imports no torch: it fails where it is reached (standins.py)
+    # what is left imports no torch: it fails where it is reached (standins.py)
+    if before.has_torch_imports and (module or work.source != original):
         stood = _stand_ins(engine, work, pending.values())
         if stood is not None:
             pending = _shifted(pending, _shifter(stood[1]), stood[1])
@@ -211,12 +217,14 @@ def fix_all(engine: Any, document: Document | str | bytes) -> FixAllResult:
 
 
 def _unsure(analysis: Any, sure: set) -> dict:
-    """Guessed tensor methods that need a rewrite on receivers not known to be tensors, or that have no kernel on
-    the configured device (said with the reason)."""
+    """Guessed tensor methods that need a rewrite on receivers not known to be tensors, that have no kernel on
+    the configured device, or whose rewrite msmap could not make on a known tensor (said with the reason)."""
+    blocked = {u.call_span for u in analysis.uses if u.guess and not u.edits and u.reason and u.reason != GUESS_REASON}
+    known = confident_guesses(analysis, with_edits=False) & blocked if blocked else set()
     return {(u.torch_name, u.start): Leftover(u.torch_name, u.start, "guess",
                                               f"if this is a tensor: {u.title or u.reason}")
             for u in analysis.uses if u.guess and u.call_span not in sure
-            and (u.edits or (u.choice is not None and not u.choice.runs))}
+            and (u.edits or (u.choice is not None and not u.choice.runs) or u.call_span in known)}
 
 
 def _shifted(pending: dict, shift: Callable[[int], int], edits: list[TextEdit] | None = None) -> dict:

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 from kb.analysis.imports import ROOTS
+from kb.analysis.standins import NAME as STAND_IN
 
 MARKER = "# msmap:"
 REASON_LIMIT = 80  # characters of one marker's reason; the lookup name says the rest
@@ -77,6 +78,8 @@ def unmarked_references(source: bytes) -> list[tuple[str, int, str]]:
             for alias in node.names:
                 bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             imports.append((node.module, node.lineno))
+        elif stood := _stand_in(node):  # nn = MsUnconverted("torch.nn"): torch, left (standins.py)
+            bound[stood[0]] = stood[1]
     if not bound:
         return []
     found: dict[int, str] = {}
@@ -99,6 +102,17 @@ def unmarked_references(source: bytes) -> list[tuple[str, int, str]]:
     if not left and not marked:
         left = [(name, number, IMPORT_LEFT) for name, number in imports]
     return left
+
+
+def _stand_in(node: ast.AST) -> tuple[str, str] | None:
+    """(name, torch name) of a stand-in assignment ``name = MsUnconverted("torch...")``."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        return None
+    call = node.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == STAND_IN \
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        return node.targets[0].id, call.args[0].value
+    return None
 
 
 @dataclass

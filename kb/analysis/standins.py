@@ -33,7 +33,7 @@ _DEFINED = re.compile(rb"^class MsUnconverted\b", re.M)
 DEFINITION = '''\
 class MsUnconverted:
     """torch names msmap left for a human (written by msmap convert): the module imports without torch,
-    and using one of them raises NotImplementedError with the reason its '# msmap:' note gives."""
+    and using one of them raises NotImplementedError with the reason its msmap note gives."""
 
     def __init__(self, name):
         object.__setattr__(self, "_ms_name", name)
@@ -42,7 +42,7 @@ class MsUnconverted:
         name = object.__getattribute__(self, "_ms_name")
         known = [k for k in MS_UNCONVERTED if name == k or name.startswith(k + ".")]
         why = MS_UNCONVERTED[max(known, key=len)] if known else "not converted"
-        raise NotImplementedError(f"{name} has no MindSpore conversion here: {why} (see the '# msmap:' note)")
+        raise NotImplementedError(f"{name} has no MindSpore conversion here: {why} (see the msmap note)")
 
     def __getattr__(self, attr):
         if attr.startswith("__") and attr.endswith("__") and attr != "__version__":
@@ -119,3 +119,35 @@ def _inside_try(statement: Any) -> bool:
             return True
         node = node.parent
     return False
+
+
+# ``nn = MsUnconverted("torch.nn")`` at the start of a line, as ``edits`` writes it
+_ASSIGNED = re.compile(rb'^(?P<bound>[A-Za-z_]\w*) = MsUnconverted\("(?P<target>[A-Za-z_][\w.]*)"\)[ \t]*$', re.M)
+_PAD = 9  # len('X = MsUnconverted("T")') - len('import T as X')
+
+
+def as_imports(source: bytes) -> bytes | None:
+    """A text msmap converted before, its stand-ins read again as the torch imports they stand for, at the
+    same offsets (``import torch.nn as nn`` and spaces): a second convert sees the torch names the first
+    left and gives the same result. None for a text without the stand-in's definition."""
+    if not _DEFINED.search(source):
+        return None
+
+    def back(found: re.Match) -> bytes:
+        line = b"import " + found["target"] + b" as " + found["bound"]
+        return line.ljust(len(found[0]))
+
+    return _ASSIGNED.sub(back, source)
+
+
+def trim(source: bytes) -> tuple[bytes, list[tuple[int, int]]]:
+    """``source`` without the padding ``as_imports`` left after the stand-ins written back over it, and
+    (offset, bytes removed there) for each cut, in order."""
+    cuts = [(found.start() + len(found[0].rstrip()), len(found[0]) - len(found[0].rstrip()))
+            for found in _ASSIGNED.finditer(source) if found[0] != found[0].rstrip()]
+    return _ASSIGNED.sub(lambda found: found[0].rstrip(), source), cuts
+
+
+def moved(offset: int, cuts: list[tuple[int, int]]) -> int:
+    """Where ``offset`` is after ``trim``'s ``cuts``."""
+    return offset - sum(size for at, size in cuts if at < offset)

@@ -352,10 +352,11 @@ TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"
 ANY_RECEIVER = frozenset({"torch.Tensor.size"})
 
 
-def confident_guesses(analysis: Any) -> set[tuple[int, int]]:
+def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, int]]:
     """Call spans of the analysis's guessed tensor-method uses whose receiver is a tensor, or whose rewrite
-    holds for any receiver (``ANY_RECEIVER``)."""
-    guesses = [u for u in analysis.uses if u.guess and u.edits and u.call_span]
+    holds for any receiver (``ANY_RECEIVER``); ``with_edits``: only those with a rewrite (fix-all applies
+    them), else also those msmap could not rewrite (fix-all marks them with the reason)."""
+    guesses = [u for u in analysis.uses if u.guess and u.call_span and (u.edits or not with_edits)]
     if not guesses or analysis.tree is None:
         return set()
     root = analysis.tree.root_node

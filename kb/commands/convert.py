@@ -90,10 +90,11 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
         new = result.converted if result.changed else None
         if new is not None:
             totals["changed"] += 1
+        where = path  # the file whose converted text the line numbers below count in
         if show_diff and new is not None:
             sys.stdout.write(unified_diff(path, result.original or b"", new))
         elif out is not None and os.path.lexists(path) and not path.is_dir():
-            target = writing.destination(path, roots, out)
+            target = where = writing.destination(path, roots, out)
             written.add(str(path))
             if new is not None and not path.is_symlink():
                 problem = writing.write_copy(target, (BOM if result.bom else b"") + new, path, out)
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
                 totals["changed"] -= 1
                 report.write(f"{path}: left unchanged: {problem}\n")
         for name, line, reason in sorted(result.left + result.unsure + result.references, key=lambda item: item[1]):
-            report.write(f"{path}:{line}: {name}: {short_reason(reason)}\n")
+            report.write(f"{where}:{line}: {name}: {short_reason(reason)}\n")
         if result.torch_imports and not any(why == IMPORT_LEFT for _, _, why in result.references):
             report.write(f"{path}: {result.torch_imports} torch import(s) left (something still refers to torch)\n")
         if b"torch" in (result.original or b"") or result.unsure:

@@ -83,8 +83,9 @@ def test_a_loop_variable_is_written_back_and_data_goes(classic):
 
 def test_an_in_place_call_whose_value_is_used_on_a_shared_tensor_is_left_with_the_reason(classic):
     source = "import torch\n\n\ndef run(x: torch.Tensor):\n    y = x.clamp_(0, 1)\n    return y\n"
-    out = convert_source(classic, source).text
-    assert "y = x.clamp_(0, 1)  # msmap:" in out and "split it into a rebinding and the use" in out
+    result = convert_source(classic, source)
+    assert "y = x.clamp_(0, 1)  # msmap:" in result.text  # the marker is short; the per-file list has the reason
+    assert any("split it into a rebinding and the use" in left.reason for left in result.left + result.unsure)
 
 
 def test_where_the_in_place_kernel_exists_nothing_changes(real_kb):
@@ -92,7 +93,8 @@ def test_where_the_in_place_kernel_exists_nothing_changes(real_kb):
 
     ascend = Engine(real_kb, EngineSettings(device="Ascend"))
     out = convert_source(ascend, "import torch\n\n\ndef run(x: torch.Tensor):\n    x.clamp_(0, 1)\n    return x\n")
-    assert "x.clamp_(0, 1)\n" in out.text
+    # kept as written, not rewritten out of place (a note may say no probe could prove it on this machine)
+    assert "    x.clamp_(0, 1)" in out.text and "x = x.clamp(" not in out.text
 
 
 def test_the_value_returned_from_an_argument_is_the_out_of_place_value(classic):

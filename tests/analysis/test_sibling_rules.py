@@ -248,11 +248,11 @@ def test_mint_permute_gets_its_dims_as_a_tuple(mint, tmp_path):
 
 
 @pytest.mark.parametrize("body, fixed, kept", [
-    pytest.param("    q, k = x[0], x[1]\n    return q.size(0) + k.size(1)\n", "q.shape[0] + k.shape[1]", None,
+    pytest.param("    q, k = x[0], x[1]\n    return q.softmax(dim=0) + k.softmax(dim=1)\n", "q.softmax(axis=0) + k.softmax(axis=1)", None,
                  id="parallel-assignment-of-tensors"),
-    pytest.param("    q, n = x[0], len(x)\n    return q.size(0), n.size(1)\n", "q.shape[0]", "n.size(1)",
+    pytest.param("    q, n = x[0], len(x)\n    return q.softmax(dim=0), n.softmax(dim=1)\n", "q.softmax(axis=0)", "n.softmax(dim=1)",
                  id="parallel-assignment-with-a-non-tensor"),
-    pytest.param("    q, k = pair\n    return q.size(0)\n", None, "q.size(0)", id="unpacking-an-unknown-value"),
+    pytest.param("    q, k = pair\n    return q.softmax(dim=0)\n", None, "q.softmax(dim=0)", id="unpacking-an-unknown-value"),
 ])
 def test_parallel_assignments_pair_names_with_their_values(classic, body, fixed, kept):
     out = converted(classic, "import torch\nfrom torch import Tensor\n\n\ndef f(x: Tensor, pair):\n" + body)

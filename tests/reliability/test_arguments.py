@@ -60,4 +60,4 @@ def test_an_unwritable_cache_is_reported(env, tmp_path):
     blocker.write_text("")
     env = {**env, "XDG_CACHE_HOME": str(blocker)}  # the cache folder would be inside a file
     del env["MSMAP_DB"]
-    one_line_error(msmap(env, "lookup", "nn.Linear"), 2, "cannot write the knowledge base")
+    one_line_error(msmap(env, "lookup", "nn.Linear"), 2, "knowledge base", "Not a directory", "MSMAP_DB")
