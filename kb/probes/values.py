@@ -48,6 +48,9 @@ NOT_CALL_PROBED = ("not a tensor computation", "a dtype, not a call", "a attribu
                    "random, stateful or not a computation")
 DIM_NAMES = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim", "diagonal", "offset", "shifts", "k", "dims",
              "source", "destination", "axis0", "axis1", "dimension"}
+# Parameters whose value is a position among a tensor's dimensions (not an amount: shifts, k, diagonal).
+AXIS_NAMES = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim", "dims", "source", "destination", "axis0",
+              "axis1", "dimension"}
 EPS_NAMES = {"eps", "epsilon", "rtol", "atol", "tol"}
 
 
@@ -147,9 +150,34 @@ def value_verdict(values: dict[str, Any] | None, param: str, text: str,
     same = _item_class(value)  # (2, 2) is proven where 2 is
     if cls in failed or same in failed:
         return f"rewrite differs from torch at {param}={text} (rewrite probe)"
-    if cls not in proven and (same is None or same not in proven):
+    if cls not in proven and (same is None or same not in proven) and not _same_axis(param, cls, proven, failed):
         return f"unproven value: {param}={text} (no rewrite probe ran this value)"
     return None
+
+
+def axis_class(cls: str) -> str | None:
+    """The kind of axis a value class of an axis parameter names: a position counted from the front
+    (``dim=0``, ``1``, ``2`` ...) or from the back (``-1``, ``-2`` ...); a list of axes keeps its length and
+    the kinds it holds. None for a value that is not an axis (a fraction, a string)."""
+    if cls in ("num:0", "num:1", "num:+"):
+        return "axis:front"
+    if cls in ("num:-1", "num:-"):
+        return "axis:back"
+    if cls.startswith("seq:(") and cls.endswith(")"):
+        items = [axis_class(c) for c in cls[5:-1].split(",")] if cls != "seq:()" else []
+        if items and all(items):
+            return f"axes:{len(items)}:" + "+".join(sorted(set(map(str, items))))
+    return None
+
+
+def _same_axis(param: str, cls: str, proven: list[str], failed: list[str]) -> bool:
+    """An axis argument (``dim=2``) whose kind of axis (``axis_class``) a probe proved at another position
+    (``dim=1``) and never saw fail: an op treats every axis of a kind alike, whatever the tensor's rank."""
+    if param not in AXIS_NAMES:
+        return False
+    kind = axis_class(cls)
+    return kind is not None and kind in {axis_class(c) for c in proven} \
+        and kind not in {axis_class(c) for c in failed}
 
 
 def only_crashes(failures: list[str], param: str) -> bool:

@@ -50,6 +50,20 @@ def test_a_call_is_checked_against_the_proven_values():
     assert value_verdict(None, "padding", "1") is None
 
 
+def test_an_axis_proven_at_one_position_is_proven_at_every_position_of_its_kind():
+    record = {"dim": {"proven": ["num:1", "num:-1"], "failed": []},
+              "dims": {"proven": ["seq:(num:0,num:+,num:1)"], "failed": []},
+              "k": {"proven": ["num:1"], "failed": []}}
+    assert value_verdict(record, "dim", "3") is None and value_verdict(record, "dim", "0") is None
+    assert value_verdict(record, "dim", "-2") is None
+    assert value_verdict(record, "dims", "(2, 0, 1)") is None  # three axes from the front
+    assert "unproven value: dims=(3, 2, 1, 0)" in value_verdict(record, "dims", "(3, 2, 1, 0)")  # four
+    assert "unproven value: k=3" in value_verdict(record, "k", "3")  # an amount, not an axis
+    front_failed = {"dim": {"proven": ["num:1"], "failed": ["num:0"]}}
+    assert value_verdict(front_failed, "dim", "1") is None  # proven itself
+    assert "unproven value: dim=2" in value_verdict(front_failed, "dim", "2")  # its kind failed somewhere
+
+
 def test_a_variable_is_accepted_where_every_failed_value_raised():
     record = {"p": {"proven": ["num:0", "num:frac"], "failed": ["num:1"]}}
     crashed = ["p=1.0: crash: ValueError: For 'Dropout', the 'p' must be a number in range [0, 1)"]
