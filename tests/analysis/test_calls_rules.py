@@ -38,6 +38,11 @@ CALLS = [
     ("max-no-dim", "torch.max(x)", {"x": [3, 4, 2]}, False, "values", "amax"),
     ("min-no-dim", "torch.min(x)", {"x": [3, 4, 2]}, False, "values", "amin"),
     ("min-dim", "torch.min(x, dim=1)", {"x": [3, 4]}, False, "values", None),
+    # the dim overloads, positional as training loops write them (_, predicted = torch.max(output, 1))
+    ("max-dim-positional", "torch.max(x, 1)", {"x": [3, 4]}, False, "values", None),
+    ("tensor-max-dim", "x.max(1)", {"x": [3, 4]}, False, "values", None),
+    ("tensor-min-dim-keepdim", "x.min(-1, keepdim=True)", {"x": [3, 4]}, False, "values", "keepdim=True"),
+    ("tensor-max-all", "x.max()", {"x": [3, 4]}, False, "values", None),
     # torch.full infers the dtype from the fill value
     ("full-float", "torch.full((3,), 2.5)", {}, False, "values", "dtype="),
     ("full-int", "torch.full((2, 2), 4)", {}, False, "values", "dtype="),
