@@ -261,8 +261,8 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content:
             proof = proofs.get((m.torch, r["family"], r["api"]))
             if proof is not None:
                 _apply_rewrite_proof(r, proof)
-            if verdicts and proofs and r["api"]:  # data with rewrite-probe records (not a bare test set)
-                _gate_unproven(r, proof)  # not proven is not automatic
+            if verdicts and proofs and r["api"] and not _outside_calls(m.torch, proof):
+                _gate_unproven(r, proof)  # not proven is not automatic (data with rewrite-probe records)
             if proof is not None and proof.get("result") in ("proven", "failed"):
                 pass  # the executed rewrite outranks an equivalence probe that called other code
             elif not (s == "curated" and t.auto is True):
@@ -364,6 +364,18 @@ def _apply_rewrite_proof(row: dict, probe: dict) -> None:
                    "so msmap does not apply it automatically.")
         row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
         row["auto"] = 0
+
+
+def _outside_calls(torch_name: str, proof: dict | None) -> bool:
+    """A name in no namespace the rewrite probes generate calls for (``torch.jit.script``,
+    ``torch.distributed.*``): not a tensor computation, so never call-probed, recorded or not
+    (``kb.probes.rewrites._unprobed_reason`` records such rows as not call-probed)."""
+    from kb.probes.rewrites import NAMESPACES
+
+    if proof is not None:
+        return False
+    namespace = torch_name.rsplit(".", 1)[0]
+    return namespace not in NAMESPACES and not torch_name.startswith("torch.Tensor.")
 
 
 def _gate_unproven(row: dict, proof: dict | None) -> None:
