@@ -73,7 +73,8 @@ TYPED_TENSORS = {"index": ("int64", [0, 1]), "indices": ("int64", [0, 1]), "mask
 TENSORS = TENSOR_PARAMS | set(TYPED_TENSORS) | {"tensor1", "tensor2", "anchor", "positive", "negative", "dividend",
                                                 "abs", "angle"}
 # Values passed for a parameter whose default is None when torch needs it (see _fills).
-NONE_RECIPES = {"dim": 1, "min": -0.5, "max": 0.5, "scale_factor": 2.0, "k": 2, "size": [4], "num_classes": 3}
+NONE_RECIPES = {"dim": 1, "min": -0.5, "max": 0.5, "scale_factor": 2.0, "k": 2, "size": [4], "num_classes": 3,
+                "indexing": "ij"}
 # Functions whose input must have a batch and this many spatial dimensions (their names do not say).
 SPATIAL = {"unfold": "2d", "fold": "2d", "pixel_shuffle": "2d", "pixel_unshuffle": "2d", "PixelShuffle": "2d",
            "PixelUnshuffle": "2d", "Unfold": "2d", "channel_shuffle": "2d", "ChannelShuffle": "2d"}
@@ -85,6 +86,7 @@ SHAPE_ONLY = ("rand", "dropout", "empty", "normal", "bernoulli", "multinomial", 
 VALUE_WORDS = ("_like", "is_")  # deterministic computations generate.py's equivalence probes skip
 MAX_ALTERNATIVES = 2  # other values tried per parameter
 MAX_VALUE_CASES = 10  # value cases per target
+NOT_EMITTED = "not emitted for this family on any device"
 RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
                  "detail", "passed", "failed", "styles", "values", "value_failures")
 
@@ -102,6 +104,9 @@ class Plan:
     api: str
     cases: list[Case] = field(default_factory=list)
     why: str = ""  # set when nothing can be probed
+    # the device the engine converts for: the one where it chooses this target (``_devices``)
+    device: str = "Ascend"
+    probe: str = ""  # the row's id: rewrite/<family>/<torch>, with @<api> for a family's later targets
 
 
 def _literal(text: str | None) -> bool:
@@ -135,6 +140,7 @@ def build_args(params: list, variant: list, receiver: bool = False,
     recipe (``kb.probes.recipes``: ``tensors`` and ``literals`` by parameter name)."""
     special = special or {}
     tensors, literals = special.get("tensors") or {}, special.get("literals") or {}
+    sources = special.get("sources") or {}
 
     def spec(name: str) -> dict:
         return {**_tensor_spec(name, variant), **tensors.get(name, {})}
@@ -156,15 +162,13 @@ def build_args(params: list, variant: list, receiver: bool = False,
                             pos_only=kind == "POSITIONAL_ONLY"))
             continue
         if kind == "VAR_POSITIONAL":
-            if name not in LITERALS:
-                raise Unprobed(f"no recipe for *{name}")
-            literal = LITERALS[name]
-            values = literal if isinstance(literal, list) else [literal]
-            args += [Arg(f"{name}{i}", repr(v), pos_only=True) for i, v in enumerate(values)]
+            args += [Arg(f"{name}{i}", v, pos_only=True) for i, v in enumerate(_star(name, variant, special, inputs))]
             gap = True
             continue
         if default is None:  # required
-            if name in literals:
+            if name in sources:
+                value = sources[name]
+            elif name in literals:
                 value = repr(literals[name])
             elif name in TENSORS or name in tensors:
                 var = NAMES[len(inputs)] if len(inputs) < len(NAMES) else f"t{len(inputs)}"
@@ -186,6 +190,30 @@ def build_args(params: list, variant: list, receiver: bool = False,
         args.append(Arg(name, default, kw_only=kind == "KEYWORD_ONLY" or gap, pos_only=kind == "POSITIONAL_ONLY",
                         default=True))
     return args, inputs
+
+
+def _star(name: str, variant: list, special: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
+    """The values (source text) passed for ``*name``: the recipe's literals (``x.view(4, 6)``), its
+    tensors (one spec or a list of them; ``torch.einsum(eq, *operands)``), two tensors of the input
+    variant for ``*tensors``, else the name's recipe (``LITERALS``). Tensors are added to ``inputs``."""
+    literals, tensors = special.get("literals") or {}, special.get("tensors") or {}
+    if name in literals:
+        value = literals[name]
+        return [repr(v) for v in (value if isinstance(value, list) else [value])]
+    if name in tensors or name == "tensors":
+        base = _tensor_spec("input", variant)
+        specs = tensors.get(name, {})
+        specs = specs if isinstance(specs, list) else [specs, specs]
+        out = []
+        for spec in specs:
+            var = NAMES[len(inputs)] if len(inputs) < len(NAMES) else f"t{len(inputs)}"
+            inputs[var] = {**base, **spec}
+            out.append(var)
+        return out
+    if name in LITERALS:
+        value = LITERALS[name]
+        return [repr(v) for v in (value if isinstance(value, list) else [value])]
+    raise Unprobed(f"no recipe for *{name}")
 
 
 def _suffix(leaf: str) -> str | None:
@@ -271,9 +299,16 @@ def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -
     """(cases, why nothing could be generated) for one torch API: the first input variant and
     choice of None-defaulted arguments that torch runs without objection (else with a soft one),
     in the four call styles, then that call with each literal parameter at other values torch
-    accepts (``value_cases``). Random ops are compared on shapes and dtypes only."""
+    accepts (``value_cases``). Random ops are compared on shapes and dtypes only. The API's recipe
+    (``kb.probes.recipes``) may give the signature a user calls (``params``: ``torch.einsum(equation,
+    *operands)`` is recorded as ``(*args)``), the kind of call (``kind``: ``torch.finfo(...)`` is a class
+    but no layer) and an attribute read from the result (``then``: ``.eps``)."""
     leaf = torch_name.rsplit(".", 1)[-1]
     skip = _skip_word(leaf)
+    special = recipe(torch_name)
+    params = special.get("params", params)
+    kind = special.get("kind", kind)
+    then = special.get("then", "")
     layer = kind == "class"
     if skip:
         return [], skip
@@ -288,14 +323,14 @@ def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -
     for variant in variants:
         for fill in _fills(params):
             try:
-                args, inputs = build_args(params, variant, kind == "method", fill, recipe(torch_name))
+                args, inputs = build_args(params, variant, kind == "method", fill, special)
             except Unprobed as exc:
                 why = str(exc)
                 return _with_example([], torch_name, example, why)
             for ins in _class_inputs(leaf, torch_name) if layer else [inputs]:
                 calls: dict[str, str] = {}
                 for style in STYLES:
-                    calls.setdefault(render_call(func, args, style, seed=3), style)
+                    calls.setdefault(render_call(func, args, style, seed=3) + then, style)
                 sources = {style: snippet(call, list(ins), layer, typed=True) for call, style in calls.items()}
                 # each style torch runs (a recorded signature may call a keyword-only parameter positional)
                 verdicts = {style: _torch_runs(src, ins, layer) for style, src in sources.items()}
@@ -319,7 +354,7 @@ def plan_calls(torch_name: str, kind: str, params: list, example: dict | None) -
     if not cases and fallback:
         cases, chosen = fallback, fallback_chosen
     if chosen is not None:
-        cases += value_cases(torch_name, func, params, chosen[0], chosen[1], layer, compare)
+        cases += value_cases(torch_name, func, params, chosen[0], chosen[1], layer, compare, then)
     return _with_example(cases, torch_name, example, why)
 
 
@@ -357,7 +392,7 @@ def base_values(params: list, args: list[Arg], inputs: dict[str, Any]) -> dict[s
 
 
 def value_cases(torch_name: str, func: str, params: list, args: list[Arg], inputs: dict[str, Any], layer: bool,
-                compare: str) -> list[Case]:
+                compare: str, then: str = "") -> list[Case]:
     """The base call with one literal parameter at a time set to another value torch accepts
     (``kb.probes.values.alternatives``), written with keywords; values torch refuses, warns about or
     answers with NaN are not tried."""
@@ -382,7 +417,7 @@ def value_cases(torch_name: str, func: str, params: list, args: list[Arg], input
             new = [Arg(a.name, repr(alt), a.kw_only, a.pos_only) if a.name == name else a for a in args]
             if not passed:  # a None-defaulted parameter given instead of the one the base call filled
                 new = [a for a in new if a.name not in none_filled] + [Arg(name, repr(alt), kw_only=True)]
-            source = snippet(render_call(func, new, "keyword"), list(inputs), layer, typed=True)
+            source = snippet(render_call(func, new, "keyword") + then, list(inputs), layer, typed=True)
             problem, soft = _torch_runs(source, inputs, layer)
             if problem is not None or soft:
                 continue
@@ -444,7 +479,7 @@ def candidates(db: Path) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT t.torch, t.family, t.api, t.example, m.kind, m.namespace, a.params FROM targets t "
         "JOIN mappings m ON m.torch=t.torch LEFT JOIN apis a ON a.name=t.torch AND a.version=? "
-        "WHERE t.auto=1 AND t.api IS NOT NULL ORDER BY t.torch, t.family",
+        "WHERE t.auto=1 AND t.api IS NOT NULL ORDER BY t.torch, t.family, t.seq",
         (torch_version[0] if torch_version else "",)).fetchall()
     out = [{"torch": r["torch"], "family": r["family"], "api": r["api"], "kind": r["kind"],
             "namespace": r["namespace"], "params": json.loads(r["params"]) if r["params"] else None,
@@ -537,30 +572,71 @@ def run_rewrite_probes(data: Path, only: str | None = None, jobs: int = 2,
     return rows
 
 
-def _no_kernel_rows(path: Path, versions: dict[str, Any]) -> dict[tuple[str, str, str], str]:
-    """(torch, family, MindSpore API) -> detail of recorded rows of the same versions whose emitted
-    rewrite met no CPU kernel: not run again (each such error costs a fresh MindSpore process)."""
+def probe_id(c: dict[str, Any], cands: list[dict[str, Any]]) -> str:
+    """``rewrite/<family>/<torch>`` for a family's first target, ``...@<api>`` for a later one (``torch.einsum``:
+    ``mindspore.ops.einsum``, and on CPU the ``mindspore.ops.matmul`` composition): one row per target."""
+    first = next(o for o in cands if o["torch"] == c["torch"] and o["family"] == c["family"])
+    base = f"rewrite/{c['family']}/{c['torch']}"
+    return base if first["api"] == c["api"] else f"{base}@{c['api']}"
+
+
+def _devices(db: Path, cands: list[dict[str, Any]]) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """(torch, family, api) -> (device, why not probed): each target is probed on a device where the engine
+    chooses it (``choose_target``), so the code that runs is its own rewrite: Ascend, which takes a family's
+    first target as it is, else CPU, where a later target stands in for one without a CPU kernel
+    (``torch.einsum``'s matmul composition, ``nn.RMSNorm``'s rsqrt). A target that shares its torch name and
+    family with another and that the engine emits on neither device is not probed."""
+    from kb.analysis.settings import EngineSettings, choose_target
+    from kb.query import KB
+
+    count: dict[tuple[str, str], int] = {}
+    for c in cands:
+        count[(c["torch"], c["family"])] = count.get((c["torch"], c["family"]), 0) + 1
+    kb = KB(db, results=False)  # as it is: KB.open would rebuild it, with verdicts, once data/ changes
+    out: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for c in cands:
+        record = kb.mapping(c["torch"]) or {}
+        chosen = {device: choose_target(record, EngineSettings(family=c["family"], device=device))
+                  for device in ("Ascend", "CPU")}
+        apis = {device: choice.api if choice else None for device, choice in chosen.items()}
+        device = next((d for d, api in apis.items() if api == c["api"]), None)
+        if device:
+            out[(c["torch"], c["family"], c["api"])] = (device, "")
+        elif count[(c["torch"], c["family"])] > 1:
+            out[(c["torch"], c["family"], c["api"])] = (
+                "Ascend", f"{NOT_EMITTED}: the engine converts it to {apis['Ascend']} (on CPU {apis['CPU']})")
+    return out
+
+
+def _no_kernel_rows(path: Path, versions: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(probe id, MindSpore API) -> detail of recorded rows of the same versions whose emitted
+    rewrite met no CPU kernel: not run again (each such error costs a fresh MindSpore process). A row
+    recorded for one target under another's id (before ``probe_id`` told a family's targets apart)
+    matches no target."""
     out = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             r = json.loads(line) if line.strip() else {}
             if r.get("result") == "unprobed" and "no_cpu_kernel" in str(r.get("detail")) and \
                     r.get("ms_version") == versions["mindspore"] and r.get("torch_version") == versions["torch"]:
-                out[(r["torch"], r["family"], r["ms_api"])] = str(r["detail"])
+                out[(r["probe"], r["ms_api"])] = str(r["detail"])
     return out
 
 
 def _probe(work: Path, db: Path, cands: list[dict[str, Any]], jobs: int, store: Any,
            tick: Callable[[str], None], versions: dict[str, Any],
-           known: dict[tuple[str, str, str], str] | None = None) -> list[dict[str, Any]]:
+           known: dict[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:
     """Rows for ``cands``: one call per target, then its other call styles and example; then, for
     the targets those prove, the calls with one parameter at another value. ``known``: targets a
     recorded run found without a CPU kernel (not run again)."""
     plans: list[Plan] = []
     planned: dict[str, tuple[list[Case], str]] = {}
+    devices = _devices(db, cands)
     for c in cands:
         plan = Plan(c["torch"], c["family"], c["api"])
-        plan.why = _unprobed_reason(c) or (known or {}).get((c["torch"], c["family"], c["api"]), "")
+        plan.probe = probe_id(c, cands)
+        plan.device, plan.why = devices.get((c["torch"], c["family"], c["api"]), ("Ascend", ""))
+        plan.why = plan.why or _unprobed_reason(c) or (known or {}).get((plan.probe, c["api"]), "")
         if not plan.why:
             if c["torch"] not in planned:
                 planned[c["torch"]] = plan_calls(c["torch"], c["kind"], c["params"], c["example"])
@@ -589,10 +665,14 @@ def _run(cases: list[Case], plans: list[Plan], work: Path, db: Path, jobs: int, 
          tick: Callable[[str], None]) -> None:
     chosen = {id(k) for k in cases}
     for family in ("classic", "mint"):
-        mine = [k for p in plans if p.family == family for k in p.cases if id(k) in chosen]
-        # a device where every target is taken as it is: the target's own rewrite (with --device CPU a
-        # mint op without a CPU kernel is replaced by another API, which would prove something else)
-        convert_cases(mine, work / family, family, db, device="Ascend")
+        for device in ("Ascend", "CPU"):
+            mine = [k for p in plans if p.family == family and p.device == device for k in p.cases
+                    if id(k) in chosen]
+            # the device where the engine takes the target (``_devices``): Ascend takes every first
+            # target as it is (with CPU a mint op without a CPU kernel is replaced by another API, which
+            # would prove something else); CPU takes a later one that stands in for it there
+            if mine:
+                convert_cases(mine, work / family / device, family, db, device=device)
     hits = store.hits if store is not None else 0
     execute(cases, jobs=jobs, cache=store)
     fresh = (store.hits - hits) if store is not None else 0
@@ -610,7 +690,7 @@ def _row(plan: Plan, versions: dict[str, Any]) -> dict[str, Any]:
     else:
         result, detail, passed, failed = "unprobed", plan.why, [], []
     values, value_failures = proven_values(plan.cases) if result == "proven" else ({}, [])
-    return {"probe": f"rewrite/{plan.family}/{plan.torch}", "kind": "rewrite", "torch": plan.torch,
+    return {"probe": plan.probe or f"rewrite/{plan.family}/{plan.torch}", "kind": "rewrite", "torch": plan.torch,
             "family": plan.family, "ms_api": plan.api, "ms_version": versions["mindspore"],
             "torch_version": versions["torch"], "device": "cpu", "result": result, "detail": detail,
             "passed": passed, "failed": failed, "styles": styles, "values": values,
