@@ -676,7 +676,9 @@ def _run(cases: list[Case], plans: list[Plan], work: Path, db: Path, jobs: int, 
     hits = store.hits if store is not None else 0
     execute(cases, jobs=jobs, cache=store)
     fresh = (store.hits - hits) if store is not None else 0
-    tick(f"{len(cases)} calls: {len(cases) - fresh} executed, {fresh} unchanged since a stored run")
+    left = sum(c.result == "left" for c in cases)  # the engine left them: nothing ran
+    tick(f"{len(cases)} calls: {len(cases) - fresh - left} executed, {fresh} unchanged since a stored run"
+         + (f", {left} left by the engine" if left else ""))
 
 
 def _row(plan: Plan, versions: dict[str, Any]) -> dict[str, Any]:
