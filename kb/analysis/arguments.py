@@ -200,6 +200,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     torch_order = torch_sig.positional if torch_sig else [m["torch"] for m in maps
                                                            if m.get("torch") and m.get("kind") != "added"]
     ms_order = ms_sig.positional if ms_sig else None
+    # a layer whose MindSpore order is not recorded (``nn.RNN(*args, **kwargs)`` reads its arguments in
+    # another order: nonlinearity is keyword-only there) keeps by position only torch's required arguments
+    loose = {p.name for p in torch_sig.parameters if p.default is not None} \
+        if ms_sig is None and torch_sig is not None and record.get("kind") == "class" else set()
 
     edits: list[TextEdit] = []
     removed: set[int] = set()
@@ -234,7 +238,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         new_value = value(arg.value, rule) if kind == "transformed" else None
         keeps = in_place and (
             ms_order[number] == ms_name if ms_order is not None and number < len(ms_order)
-            else ms_order is None and kind == "same" and ms_name == name
+            else ms_order is None and kind == "same" and ms_name == name and name not in loose
         )
         if keeps:
             if new_value is not None and new_value != arg.value:

@@ -46,3 +46,11 @@ def test_rnn_layers_take_an_int_dropout_and_torchs_device_and_dtype(classic, lay
                              f"make = nn.{layer}\n")
     assert f"r = ms.nn.{layer}(4, 3, dropout=0.0)" in out  # int dropout is refused by MindSpore; device goes
     assert "dropout=float(dropout)" in out and "if dtype is not None:" in out  # the adapter for later calls
+
+
+def test_an_rnn_called_by_position_gets_keywords_past_its_sizes(classic):
+    """MindSpore's RNN reads ``*args`` in another order (nonlinearity is keyword-only there): a layer whose
+    MindSpore order is not recorded keeps only torch's required arguments by position (the rewrite probe
+    found the positional call crashing with 'multiple values for argument has_bias')."""
+    out = converted(classic, "import torch.nn as nn\nr = nn.RNN(3, 4, 1, 'tanh', True)\n")
+    assert "ms.nn.RNN(3, 4, num_layers=1, nonlinearity='tanh', has_bias=True)" in out
