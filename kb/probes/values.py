@@ -45,7 +45,8 @@ NONE_VALUES: dict[str, list[Any]] = {
 # stay automatic and ``msmap stats`` counts them apart ("not call-probed").
 NOT_CALL_PROBED = ("not a tensor computation", "a dtype, not a call", "a attribute, not a call",
                    "a module, not a call", "a constant, not a call", "a None, not a call", "a name, not a call",
-                   "random, stateful or not a computation")
+                   "random, stateful or not a computation",
+                   "torch fails on the generated call: not deterministic")  # (torch.empty: values not defined)
 DIM_NAMES = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim", "diagonal", "offset", "shifts", "k", "dims",
              "source", "destination", "axis0", "axis1", "dimension"}
 # Parameters whose value is a position among a tensor's dimensions (not an amount: shifts, k, diagonal).
