@@ -158,8 +158,8 @@ def value_verdict(values: dict[str, Any] | None, param: str, text: str,
 
 def axis_class(cls: str) -> str | None:
     """The kind of axis a value class of an axis parameter names: a position counted from the front
-    (``dim=0``, ``1``, ``2`` ...) or from the back (``-1``, ``-2`` ...); a list of axes keeps its length and
-    the kinds it holds. None for a value that is not an axis (a fraction, a string)."""
+    (``dim=0``, ``1``, ``2`` ...) or from the back (``-1``, ``-2`` ...); a list of axes, the kinds it holds
+    (a permutation of four axes is proven where one of three is). None for a value that is not an axis."""
     if cls in ("num:0", "num:1", "num:+"):
         return "axis:front"
     if cls in ("num:-1", "num:-"):
@@ -167,7 +167,7 @@ def axis_class(cls: str) -> str | None:
     if cls.startswith("seq:(") and cls.endswith(")"):
         items = [axis_class(c) for c in cls[5:-1].split(",")] if cls != "seq:()" else []
         if items and all(items):
-            return f"axes:{len(items)}:" + "+".join(sorted(set(map(str, items))))
+            return "axes:" + "+".join(sorted(set(map(str, items))))
     return None
 
 
