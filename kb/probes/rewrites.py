@@ -763,7 +763,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--names", help="only these torch names (comma-separated)")
     parser.add_argument("--rest", action="store_true",
                         help="only the torch names with a row recorded before values were probed")
+    parser.add_argument("--callforms", action="store_true",
+                        help="run the curated call forms (data/probes/callforms.yaml, kb.probes.callforms) and merge "
+                             "them into the recorded rows (--names: only these form ids)")
     args = parser.parse_args(argv)
+    if args.callforms:
+        from kb.probes import callforms
+
+        return callforms.main(jobs=min(max(args.jobs, 1), 2), only=set(args.names.split(",")) if args.names else None)
     data = paths.data_dir()
     path = results_path(data / "probes", str(installed_version("mindspore")))
     names = _retry_names(path) if args.retry else _rest_names(path) if args.rest else None
