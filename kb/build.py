@@ -356,7 +356,7 @@ def _apply_rewrite_proof(row: dict, probe: dict) -> None:
     """The engine's own rewrite, executed next to torch, decides: a failure turns ``auto`` off
     with the failure as the reason (``_gate_unproven`` turns off the unproven ones)."""
     row["proof"] = json.dumps({k: probe.get(k) for k in ("result", "detail", "passed", "failed", "ms_version",
-                                                          "device", "values", "value_failures")},
+                                                          "device", "values", "value_failures", "combos")},
                               ensure_ascii=False)
     if probe.get("result") == "failed" and row["auto"]:
         verdict = (f"Rewrite probe (mindspore {probe.get('ms_version')}, {probe.get('device') or 'cpu'}): "

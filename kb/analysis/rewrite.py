@@ -28,7 +28,7 @@ from kb.analysis.settings import TargetChoice, severity_rank
 from kb.analysis.templates import check_statement, conditions, receiver_text, removal, render
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
-from kb.probes.values import DIM_NAMES, value_verdict
+from kb.probes.values import DIM_NAMES, combo_key, literal_value, value_class, value_verdict
 
 AUTO_RELATIONS = frozenset({
     "consistent", "renamed", "param_names_differ", "defaults_differ", "torch_more_params",
@@ -92,13 +92,31 @@ def value_blocker(site: Site, choice: TargetChoice) -> str | None:
     named = [(order[i], a.value) for i, a in enumerate(positional) if i < len(order)]
     named += [(a.keyword, a.value) for a in args if a.keyword is not None]
     defaults = {p.name: p.default for p in signature.parameters} if signature is not None else {}
-    for param, text in named:
-        if param in required or _is_default(text, defaults.get(param)):
-            continue  # torch's own default written out: the call styles that omit it proved it
+    # a parameter MindSpore does not take is the argument rules' to refuse (with their reason) or drop
+    absent = {m.get("torch") for m in choice.target.get("params") or []
+              if isinstance(m, dict) and m.get("kind") in ("unsupported", "dropped")}
+    checked = [(param, text) for param, text in named
+               if param not in required and param not in absent and not _is_default(text, defaults.get(param))]
+    if proof.get("combos") and _proven_combination(checked, values, proof["combos"]):
+        return None  # these literal values together ran and matched torch (data/probes/callforms.yaml)
+    for param, text in checked:  # (torch's own default written out: the call styles that omit it proved it)
         why = value_verdict(values, param, text, proof.get("value_failures"))
         if why is not None:
             return why
     return None
+
+
+def _proven_combination(checked: list[tuple[str, str]], values: dict[str, Any], combos: list[str]) -> bool:
+    """Whether a curated call form with exactly these literal values (by class) ran and matched torch."""
+    classes = {}
+    for param, text in checked:
+        if param not in values:
+            continue  # not varied by any probe: not part of a combination
+        is_literal, value = literal_value(text)
+        if not is_literal:
+            return False
+        classes[param] = value_class(value)
+    return bool(classes) and combo_key(classes) in combos
 
 
 def static_forward(local_class: Any) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.probes.calls import Case, convert_cases, execute, snippet
-from kb.probes.values import DIM_NAMES, literal_value, value_class
+from kb.probes.values import DIM_NAMES, combo_key, literal_value, value_class
 
 FAMILIES = ("classic", "mint")
 ALIASES = {"F": "torch.nn.functional", "nn": "torch.nn", "torch": "torch"}
@@ -182,6 +182,11 @@ def merge(rows: dict[str, dict[str, Any]], outcomes: list[Outcome], versions: di
         for entry in values.values():  # a class some call found different is not proven (as proven_values)
             entry["proven"] = [c for c in entry["proven"] if c not in entry["failed"]]
         row["values"], row["value_failures"] = values, failures
+        # the literal values of each passing form together: a call that writes the same ones is proven even where
+        # one of them failed in another combination (argmin keepdim=True differs only without a dim)
+        combos = {combo_key(o.values) for o in mine if o.result == "pass" and o.values}
+        if combos or row.get("combos"):
+            row["combos"] = sorted(set(row.get("combos") or []) | combos)
         note = f"curated call forms (data/probes/callforms.yaml) passed: {', '.join(passed) or 'none'}" + (
             f"; differed or crashed: {', '.join(sorted({o.form for o in bad}))}" if bad else "")
         if promote:

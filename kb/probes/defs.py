@@ -67,6 +67,9 @@ def full_rows(results: list[dict], probes: list[dict], versions: dict[str, Any],
     return sorted(rows, key=lambda r: r["probe"])
 
 
+OPTIONAL = ("combos",)  # fields written only where a row has them
+
+
 def record(rows: list[dict], path: Path, replace_all: bool, fields: tuple[str, ...] = RECORD_FIELDS) -> Path:
     """Write rows sorted by probe id; a partial run (``--only``) updates only its own rows."""
     merged: dict[str, dict] = {}
@@ -78,7 +81,8 @@ def record(rows: list[dict], path: Path, replace_all: bool, fields: tuple[str, .
     merged.update({r["probe"]: r for r in rows})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.stem}.partial"  # never matches the build's *.json* glob
-    tmp.write_text("".join(json.dumps({k: merged[p].get(k) for k in fields}, ensure_ascii=False) + "\n"
-                           for p in sorted(merged)), encoding="utf-8")
+    tmp.write_text("".join(json.dumps({k: merged[p].get(k) for k in fields
+                                       if k not in OPTIONAL or merged[p].get(k) is not None},
+                                      ensure_ascii=False) + "\n" for p in sorted(merged)), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -88,7 +88,7 @@ MAX_ALTERNATIVES = 2  # other values tried per parameter
 MAX_VALUE_CASES = 10  # value cases per target
 NOT_EMITTED = "not emitted for this family on any device"
 RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
-                 "detail", "passed", "failed", "styles", "values", "value_failures")
+                 "detail", "passed", "failed", "styles", "values", "value_failures", "combos")
 
 
 class Unprobed(Exception):

@@ -188,6 +188,12 @@ def only_crashes(failures: list[str], param: str) -> bool:
     return bool(mine) and all(len(parts) > 1 and parts[1] == "crash" for parts in mine)
 
 
+def combo_key(values: dict[str, str]) -> str:
+    """One call's literal arguments by class, as a key: ``dim=num:1;keepdim=bool:True`` (sorted by parameter);
+    a proof's ``combos`` lists those of the curated call forms that ran and matched torch."""
+    return ";".join(f"{param}={cls}" for param, cls in sorted(values.items()))
+
+
 def not_call_probed(proof: dict[str, Any] | None) -> bool:
     """Whether a rewrite-probe row says no generated call can exercise its target (``NOT_CALL_PROBED``)."""
     return proof is not None and proof.get("result") == "unprobed" and \
