@@ -91,8 +91,12 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
                 first = first or TargetChoice(fitting[0], fallback, runs=False)  # try the other family
                 continue
             if unproven(fitting[0]) and first is None:
-                # no probe could run it here (no CPU kernel for an Ascend target): the other family's
-                # proven rewrite, if there is one
+                # no probe could run it here (no CPU kernel for an Ascend target): a later proven target of
+                # the family (einsum's matmul composition), else the other family's proven rewrite
+                later = next((t for t in fitting[1:] if t.get("api") and t.get("auto")
+                              and runs_on(t, settings.device)), None)
+                if later is not None:
+                    return TargetChoice(later, fallback)
                 first, proven_only = TargetChoice(fitting[0], fallback), True
                 continue
             return TargetChoice(fitting[0], fallback)
