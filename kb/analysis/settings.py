@@ -66,7 +66,8 @@ def choose_target(record: dict[str, Any], settings: EngineSettings) -> TargetCho
     one has no target for the version, only a derived "no equivalent", or an API that a
     probe found without a kernel on the configured device (``no_kernel``) and no later target of
     the family runs there. When neither family runs on the device, the configured family's
-    target comes back with ``runs=False``.
+    target comes back with ``runs=False``. A target the build gated as unproven (``unproven``)
+    gives way to a later proven target of its family, else to the other family's proven one.
     """
     targets = [t for t in record.get("targets") or [] if isinstance(t, dict)]
     first: TargetChoice | None = None
