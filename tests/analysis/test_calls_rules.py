@@ -43,6 +43,8 @@ CALLS = [
     ("tensor-max-dim", "x.max(1)", {"x": [3, 4]}, False, "values", None),
     ("tensor-min-dim-keepdim", "x.min(-1, keepdim=True)", {"x": [3, 4]}, False, "values", "keepdim=True"),
     ("tensor-max-all", "x.max()", {"x": [3, 4]}, False, "values", None),
+    # Tensor.log_softmax has no recorded signature: its dim by position (torch_signature in the data)
+    ("tensor-log-softmax-positional", "torch.relu(x).log_softmax(1)", {"x": [3, 4]}, False, "values", "axis=1"),
     # torch.full infers the dtype from the fill value
     ("full-float", "torch.full((3,), 2.5)", {}, False, "values", "dtype="),
     ("full-int", "torch.full((2, 2), 4)", {}, False, "values", "dtype="),
