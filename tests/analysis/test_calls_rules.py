@@ -44,6 +44,8 @@ CALLS = [
     ("tensor-min-dim-keepdim", "x.min(-1, keepdim=True)", {"x": [3, 4]}, False, "values", "keepdim=True"),
     ("tensor-max-all", "x.max()", {"x": [3, 4]}, False, "values", None),
     # Tensor.log_softmax has no recorded signature: its dim by position (torch_signature in the data)
+    ("tensor-squeeze-dim", "torch.relu(x).squeeze(-1)", {"x": [3, 4, 1]}, False, "values", "axis=-1"),
+    ("tensor-squeeze-dim-kw", "torch.relu(x).squeeze(dim=0)", {"x": [1, 4, 2]}, False, "values", "axis=0"),
     ("tensor-log-softmax-positional", "torch.relu(x).log_softmax(1)", {"x": [3, 4]}, False, "values", "axis=1"),
     # torch.full infers the dtype from the fill value
     ("full-float", "torch.full((3,), 2.5)", {}, False, "values", "dtype="),
