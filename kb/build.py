@@ -261,7 +261,11 @@ def _write_db(src: Sources, tmp: str, fingerprint: str, verdicts: bool, content:
             proof = proofs.get((m.torch, r["family"], r["api"]))
             if proof is not None:
                 _apply_rewrite_proof(r, proof)
-            if verdicts and proofs and r["api"] and not _outside_calls(m.torch, proof):
+            if verdicts and proofs and r["api"] and _outside_calls(m.torch, proof):
+                # what the rewrite probes would record for it, so stats count it as not call-probed
+                r["proof"] = json.dumps({"result": "unprobed", "detail": f"not a tensor computation "
+                                         f"({m.torch.rsplit('.', 1)[0]}): no generated call"})
+            elif verdicts and proofs and r["api"]:
                 _gate_unproven(r, proof)  # not proven is not automatic (data with rewrite-probe records)
             if proof is not None and proof.get("result") in ("proven", "failed"):
                 pass  # the executed rewrite outranks an equivalence probe that called other code
