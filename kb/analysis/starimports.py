@@ -8,8 +8,9 @@ file of a project is converted (or scanned), the torch imports its relative star
 are written out right after the star import; the names then convert like any imported name, and
 the ones left unused are removed with the other unused torch imports.
 
-Only relative star imports of files that exist are followed (one level of their own star imports
-too), read by ``sourcefile.read_source`` with the inputs' bounds (size, syntax); a sibling's
+Only star imports of files that exist in the project are followed (relative ones, and absolute ones of
+the package the file lives in: ``from geffnet.activations.x import *`` inside ``geffnet/``; one level of
+their own star imports too), read by ``sourcefile.read_source`` with the inputs' bounds (size, syntax); a sibling's
 ``__all__``, when it is a literal list or tuple of strings, decides what a star import exports,
 as Python does; otherwise every name not starting with ``_``.
 """
@@ -36,6 +37,13 @@ def _parse(data: bytes) -> ast.Module | None:
 
 
 def _module_file(path: Path, node: ast.ImportFrom) -> Path | None:
+    if not node.level:  # ``from geffnet.activations.x import *`` inside geffnet/: the project's own package
+        parts = (node.module or "").split(".")
+        root = next((a for a in path.parents if parts[0] and a.name == parts[0]), None)
+        if root is None:
+            return None
+        target = root.parent.joinpath(*parts)
+        return next((c for c in (target.with_suffix(".py"), target / "__init__.py") if c.is_file()), None)
     base = path.parent
     for _ in range(node.level - 1):
         base = base.parent
@@ -48,6 +56,14 @@ def _module_file(path: Path, node: ast.ImportFrom) -> Path | None:
 
 
 module_file = _module_file  # the file a relative ``from`` import reads (siblingclasses.py too)
+
+
+def _sibling(path: Path, node: ast.ImportFrom) -> bool:
+    """A relative import, or an absolute one of the package ``path`` lives in."""
+    if node.level:
+        return True
+    first = (node.module or "").split(".")[0]
+    return bool(first) and not _is_torch(node.module or "") and any(a.name == first for a in path.parents)
 
 
 def _exported(tree: ast.Module) -> set[str] | None:
@@ -93,7 +109,7 @@ def brought_in(path: Path, node: ast.ImportFrom, depth: int = 1) -> dict[str, st
     found = _torch_bindings(tree)
     if depth > 0:
         for statement in tree.body:
-            if (isinstance(statement, ast.ImportFrom) and statement.level
+            if (isinstance(statement, ast.ImportFrom) and _sibling(module, statement)
                     and any(a.name == "*" for a in statement.names)):
                 for name, target in brought_in(module, statement, depth - 1).items():
                     found.setdefault(name, target)
@@ -122,7 +138,7 @@ def explicit_star_imports(path: Path, source: bytes) -> bytes:
     lines = source.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []
     for statement in tree.body:
-        if not (isinstance(statement, ast.ImportFrom) and statement.level
+        if not (isinstance(statement, ast.ImportFrom) and _sibling(Path(path), statement)
                 and any(a.name == "*" for a in statement.names)) or statement.end_lineno is None:
             continue
         names = {n: t for n, t in brought_in(Path(path), statement).items() if n not in own}

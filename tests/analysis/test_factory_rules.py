@@ -198,6 +198,24 @@ def test_functional_conv2d_whose_padding_cannot_be_placed_is_left(classic):
     assert "F.conv2d(x, w, *rest)" in out and "# msmap: the call unpacks *args" in out
 
 
+def test_a_star_import_of_the_package_s_own_module_by_its_absolute_name(classic, tmp_path):
+    """geffnet's activations/__init__.py: ``from geffnet.activations.activations import *`` brings ``F``;
+    after conversion the sibling no longer imports it, so ``F.silu`` must be converted where it is used
+    (it was left, and the converted package failed at import with NameError: F)."""
+    from kb.analysis.project import convert_file
+    from kb.probes.calls import torch_left
+
+    package = tmp_path / "geffnet" / "activations"
+    package.mkdir(parents=True)
+    (tmp_path / "geffnet" / "__init__.py").write_text("")
+    (package / "activations.py").write_text("import torch\nfrom torch.nn import functional as F\n\n"
+                                            "def swish(x):\n    return x * torch.sigmoid(x)\n")
+    user = package / "__init__.py"
+    user.write_text("from geffnet.activations.activations import *\n\nFNS = dict(relu=F.relu, swish=swish)\n")
+    out = convert_file(classic, user).converted.decode()
+    assert "FNS = dict(relu=ms_relu, swish=swish)" in out and not torch_left(out)
+
+
 def test_torch_names_from_a_sibling_star_import_convert(classic, tmp_path):
     from kb.analysis.project import convert_file
     from kb.probes.calls import torch_left
