@@ -123,7 +123,6 @@ def _inside_try(statement: Any) -> bool:
 
 # ``nn = MsUnconverted("torch.nn")`` at the start of a line, as ``edits`` writes it
 _ASSIGNED = re.compile(rb'^(?P<bound>[A-Za-z_]\w*) = MsUnconverted\("(?P<target>[A-Za-z_][\w.]*)"\)[ \t]*$', re.M)
-_PAD = 9  # len('X = MsUnconverted("T")') - len('import T as X')
 
 
 def as_imports(source: bytes) -> bytes | None:
