@@ -16,7 +16,7 @@ from kb.analysis import standins
 from kb.analysis.document import Document
 from kb.analysis.fixall import FixAllResult, Leftover, parses
 from kb.analysis.leftovers import short_reason
-from kb.analysis.text import TextEdit, apply_edits
+from kb.analysis.text import TextEdit, apply_edits, encode
 
 MARKER = "# msmap:"
 _STRINGY = frozenset({"string", "string_content", "string_start", "string_end", "concatenated_string",
@@ -44,7 +44,7 @@ def convert_source(engine: Any, source: str | bytes, imported_classes: dict | No
     """Fix-all's result, its text with a note on each line left for a human (``left`` gets lines).
 
     ``imported_classes``: torch classes the file imports from its siblings (siblingclasses.py)."""
-    text = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+    text = encode(source) if isinstance(source, str) else source
     shadow = standins.as_imports(text)  # a file converted before: its stand-ins read as the imports they were
     fixed: FixAllResult = engine.fix_all(Document(shadow or text, imported_classes=imported_classes), module=True)
     if shadow is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kb.analysis.imports import is_torch_path
 from kb.analysis.sourcefile import read_source
-from kb.analysis.starimports import module_file
+from kb.analysis.starimports import module_file, sibling
 
 MAX_DEPTH = 4  # relative imports followed from one sibling to the next
 
@@ -76,7 +76,7 @@ class _Module:
                 for alias in statement.names:
                     if alias.name != "*":
                         self.torch[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-            elif isinstance(statement, ast.ImportFrom) and statement.level:
+            elif isinstance(statement, ast.ImportFrom) and sibling(path, statement):
                 for alias in statement.names:
                     if alias.name != "*":
                         self.relative[alias.asname or alias.name] = statement
@@ -143,7 +143,7 @@ def imported_classes(path: Path, source: bytes) -> dict[str, ImportedClass]:
         return {}
     finder, found = _Finder(), {}
     for statement in tree.body:
-        if not (isinstance(statement, ast.ImportFrom) and statement.level):
+        if not (isinstance(statement, ast.ImportFrom) and sibling(Path(path), statement)):
             continue
         for alias in statement.names:
             if alias.name == "*":

@@ -39,7 +39,8 @@ def _parse(data: bytes) -> ast.Module | None:
 def _module_file(path: Path, node: ast.ImportFrom) -> Path | None:
     if not node.level:  # ``from geffnet.activations.x import *`` inside geffnet/: the project's own package
         parts = (node.module or "").split(".")
-        root = next((a for a in path.parents if parts[0] and a.name == parts[0]), None)
+        root = next((a for a in path.parents if parts[0] and a.name == parts[0]), None) \
+            if not _is_torch(node.module or "") else None
         if root is None:
             return None
         target = root.parent.joinpath(*parts)
@@ -58,7 +59,7 @@ def _module_file(path: Path, node: ast.ImportFrom) -> Path | None:
 module_file = _module_file  # the file a relative ``from`` import reads (siblingclasses.py too)
 
 
-def _sibling(path: Path, node: ast.ImportFrom) -> bool:
+def sibling(path: Path, node: ast.ImportFrom) -> bool:
     """A relative import, or an absolute one of the package ``path`` lives in."""
     if node.level:
         return True
@@ -109,7 +110,7 @@ def brought_in(path: Path, node: ast.ImportFrom, depth: int = 1) -> dict[str, st
     found = _torch_bindings(tree)
     if depth > 0:
         for statement in tree.body:
-            if (isinstance(statement, ast.ImportFrom) and _sibling(module, statement)
+            if (isinstance(statement, ast.ImportFrom) and sibling(module, statement)
                     and any(a.name == "*" for a in statement.names)):
                 for name, target in brought_in(module, statement, depth - 1).items():
                     found.setdefault(name, target)
@@ -138,7 +139,7 @@ def explicit_star_imports(path: Path, source: bytes) -> bytes:
     lines = source.splitlines(keepends=True)
     inserts: list[tuple[int, str]] = []
     for statement in tree.body:
-        if not (isinstance(statement, ast.ImportFrom) and _sibling(Path(path), statement)
+        if not (isinstance(statement, ast.ImportFrom) and sibling(Path(path), statement)
                 and any(a.name == "*" for a in statement.names)) or statement.end_lineno is None:
             continue
         names = {n: t for n, t in brought_in(Path(path), statement).items() if n not in own}

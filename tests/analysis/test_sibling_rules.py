@@ -80,6 +80,17 @@ def test_a_sibling_files_torch_class_is_known_with_its_bases_and_methods(tmp_pat
     assert found["D"].torch_bases == ("torch.nn.Sequential",) and "forward" in found["D"].methods
 
 
+def test_a_class_imported_by_the_package_s_absolute_name_is_known_too(tmp_path):
+    """``from pkg.misc import MLP`` inside ``pkg/`` reads the same sibling file as ``from .misc import MLP``."""
+    absolute = USER.replace("from .misc import", "from pkg.misc import")
+    assert absolute != USER
+    package = _package(tmp_path, {"misc.py": MISC, "user.py": absolute})
+    found = imported_classes(package / "user.py", absolute.encode())
+    assert set(found) == {"MLP", "D"} and found["MLP"].torch_bases == ("torch.nn.Sequential",)
+    other = absolute.replace("from pkg.misc import", "from elsewhere.misc import")  # not this package: unknown
+    assert imported_classes(package / "user.py", other.encode()) == {}
+
+
 def test_modules_of_a_class_from_a_sibling_file_walks_the_cell_tree(classic, mint, tmp_path):
     package = _package(tmp_path, {"misc.py": MISC, "user.py": USER})
     torch_count = _run(tmp_path, "import torch", "from pkg.user import count; print(json.dumps(count()))")
