@@ -9,10 +9,11 @@ a stand-in instead::
     from torch.utils import model_zoo     ->  model_zoo = MsUnconverted("torch.utils.model_zoo")
 
 ``MsUnconverted`` (written once into the file) takes any attribute path and raises
-``NotImplementedError`` when it is used — called, compared, iterated, subclassed and instantiated,
-tested with ``isinstance`` — naming the torch API and the reason convert gave in its marker. So the
-module imports, everything converted runs, and what is not converted fails only where it is reached,
-with its reason. The markers stay for the human.
+``NotImplementedError`` when it is used — called, compared, iterated, instantiated (a subclass too; a
+subclass's missing attribute, such as ``Function.apply``, is another stand-in), tested with
+``isinstance`` — naming the torch API and the reason convert gave in its marker. So the module imports,
+everything converted runs, and what is not converted fails only where it is reached, with its reason.
+The markers stay for the human.
 
 Packages that import without torch (einops) are left as they are.
 """
@@ -50,13 +51,13 @@ class MsUnconverted:
         return MsUnconverted(object.__getattribute__(self, "_ms_name") + "." + attr)
 
     def __mro_entries__(self, bases):
-        fail = self._ms_fail
+        fail, name = self._ms_fail, object.__getattribute__(self, "_ms_name")
 
         class Meta(type):
             def __getattr__(cls, attr):
                 if attr.startswith("__") and attr.endswith("__"):
                     raise AttributeError(attr)
-                fail()
+                return MsUnconverted(name + "." + attr)
 
         return (Meta("Unconverted", (), {"__init__": fail}),)
 
