@@ -1,10 +1,12 @@
 """Training-loop idioms around the step (``trainsteps.py``): the model's mode and the logged rate.
 
-- ``model.train()`` / ``model.eval()`` on a name the same function also calls (``model(data)``):
-  torch's ``nn.Module`` methods, converted by their KB records (``set_train()``,
-  ``set_train(False)``). Without types the receiver could be anything with a ``train`` method (a
-  ``Trainer``); being called with data, in the function that switches its mode, is what a model
-  does. Names the resolver already knows (imports, typed objects) are its business.
+- ``model.train()`` / ``model.eval()`` on a name the same function also uses as a model: torch's
+  ``nn.Module`` methods, converted by their KB records (``set_train()``, ``set_train(False)``).
+  Without types the receiver could be anything with a ``train`` method (a ``Trainer``); being called
+  with data (``model(data)``), or asked for what only a module has (``model.parameters()``,
+  ``.state_dict()``, ``.load_state_dict(...)``, ``.named_modules()``), is what a model does. An
+  attribute of ``self`` (``self.model.eval()``) counts the uses in its whole class. Names the resolver
+  already knows (imports, typed objects) are its business.
 - ``optimizer.param_groups[i]['lr']`` read (not assigned): torch keeps a Python float there, the
   torch-style MindSpore optimizers (``mindspore.experimental.optim``) a float32 ``Parameter``, which
   ``'{:.6f}'.format(lr)`` rejects. ``float(...)`` gives back torch's kind of value.
@@ -19,6 +21,11 @@ from kb.analysis.resolver import Site
 from kb.analysis.text import TextEdit
 
 MODE_METHODS = {b"train": "torch.nn.Module.train", b"eval": "torch.nn.Module.eval"}
+# module-only methods whose value is used (``sum(p.numel() for p in model.parameters())``): word -> (record,
+# most positional arguments)
+ASKED = {b"parameters": ("torch.nn.Module.parameters", 1), b"named_parameters": ("torch.nn.Module.named_parameters", 2),
+         b"named_modules": ("torch.nn.Module.named_modules", 0), b"modules": ("torch.nn.Module.modules", 0),
+         b"children": ("torch.nn.Module.children", 0)}
 
 LR_RECORD: dict[str, Any] = {
     "torch": "torch.optim.Optimizer.param_groups", "kind": "attribute", "namespace": "torch.optim",
@@ -30,21 +37,25 @@ LR_TITLE = "Read the group's learning rate as a float"
 
 def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
                taken: Iterable[tuple[int, int]]) -> list[Site]:
-    """``X.train()`` / ``X.train(mode)`` / ``X.eval()`` statements on a name ``X`` its function calls."""
+    """``X.train()`` / ``X.train(mode)`` / ``X.eval()`` statements, and ``X.parameters()`` and the other module-only
+    questions (``ASKED``), on a name or ``self`` attribute ``X`` used as a model (``_used_as_model``)."""
     taken = set(taken)
     sites: list[Site] = []
-    for word, torch_name in MODE_METHODS.items():
-        at = source.find(b"." + word)
+    words = {w: (name, 1 if w == b"train" else 0, True) for w, name in MODE_METHODS.items()}
+    words.update({w: (name, most, False) for w, (name, most) in ASKED.items()})
+    for word, (torch_name, most, statement) in words.items():
+        at = source.find(b"." + word + b"(")
         while at >= 0:
-            site = _mode_site(root, source, at + 1, word, torch_name, catalog, skip_names, taken)
+            site = _mode_site(root, source, at + 1, word, (torch_name, most, statement), catalog, skip_names, taken)
             if site is not None:
                 sites.append(site)
-            at = source.find(b"." + word, at + 1)
+            at = source.find(b"." + word + b"(", at + 1)
     return sites
 
 
-def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, catalog: Catalog,
+def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, int, bool], catalog: Catalog,
                skip_names: set[str], taken: set[tuple[int, int]]) -> Site | None:
+    torch_name, most, statement = how
     ident = root.named_descendant_for_byte_range(at, at + len(word))
     if ident is None or ident.type != "identifier" or ident.start_byte != at or ident.text != word:
         return None
@@ -52,17 +63,20 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, 
     if attribute is None or attribute.type != "attribute" or (attribute.start_byte, attribute.end_byte) in taken:
         return None
     call = attribute.parent
-    if call is None or call.type != "call" or call.parent is None or call.parent.type != "expression_statement":
+    if call is None or call.type != "call" or call.parent is None \
+            or statement and call.parent.type != "expression_statement":
         return None
     arguments = call.child_by_field_name("arguments")
-    if arguments is None or len(arguments.named_children) > (1 if word == b"train" else 0):
+    if arguments is None or len(arguments.named_children) > most:
         return None
+    if not statement and call.parent.type in ("argument_list", "keyword_argument"):
+        return None  # handed to an optimizer: trainable_params() (rules/optimizer_parameters.py), or left
     receiver = attribute.child_by_field_name("object")
-    if receiver is None or receiver.type != "identifier" or receiver.text in (b"self", b"cls") \
-            or receiver.text.decode("utf-8", "replace") in skip_names:
+    if receiver is None or receiver.text in (b"self", b"cls") or not _plain_path(receiver) \
+            or receiver.text.decode("utf-8", "replace").partition(".")[0] in skip_names - {"self"}:
         return None
-    function = _enclosing_function(call)
-    if function is None or not _calls_name(function, receiver.text):
+    scope = _enclosing(call, "class_definition" if receiver.type == "attribute" else "function_definition")
+    if scope is None or not _used_as_model(scope, receiver.text):
         return None
     record = catalog.lookup(torch_name)
     if record is None:
@@ -70,22 +84,38 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, torch_name: str, 
     return Site(torch_name, record, "call", attribute, member=ident, call=call)
 
 
-def _enclosing_function(node: Any) -> Any | None:
-    while node is not None and node.type != "function_definition":
+MODULE_ONLY = {b"parameters", b"named_parameters", b"state_dict", b"load_state_dict", b"named_modules",
+               b"modules", b"children", b"named_children"}
+
+
+def _plain_path(node: Any) -> bool:
+    """``model`` or ``self.model`` (``self.a.b``): names and attributes only."""
+    while node.type == "attribute":
+        node = node.child_by_field_name("object")
+    return node.type == "identifier"
+
+
+def _enclosing(node: Any, kind: str) -> Any | None:
+    while node is not None and node.type != kind:
         node = node.parent
     return node
 
 
-def _calls_name(function: Any, name: bytes) -> bool:
-    """``name(...)`` somewhere in ``function``'s own body (not in a nested function or class)."""
-    stack = list(function.child_by_field_name("body").named_children)
+def _used_as_model(scope: Any, path: bytes) -> bool:
+    """``path(...)`` or ``path.parameters()`` (a module-only method) in ``scope``'s own body (a class's
+    methods count; not a nested function of a function)."""
+    stack = list(scope.child_by_field_name("body").named_children)
     while stack:
         node = stack.pop()
-        if node.type in ("function_definition", "class_definition", "lambda"):
+        if node.type in ("function_definition", "lambda") and scope.type == "function_definition" \
+                or node.type == "class_definition":
             continue
         if node.type == "call":
             callee = node.child_by_field_name("function")
-            if callee is not None and callee.type == "identifier" and callee.text == name:
+            if callee is not None and callee.text == path and _plain_path(callee):
+                return True
+            if callee is not None and callee.type == "attribute" and callee.child_by_field_name("object").text == path \
+                    and callee.child_by_field_name("attribute").text in MODULE_ONLY:
                 return True
         stack.extend(node.named_children)
     return False

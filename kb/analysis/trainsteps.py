@@ -236,3 +236,23 @@ def optimizer_parameters(call: Any) -> TextEdit | None:
     if attr is None or attr.text != b"parameters" or obj is None or obj.text == b"self":
         return None
     return TextEdit(attr.start_byte, attr.end_byte, "trainable_params")
+
+
+def optimizer_classes(root: Any, source: bytes, start: int = 0, end: int = 0) -> list[Any]:
+    """Calls of a capitalised name (a class: ``DiffGrad``, ``optim.Lamb``) whose first argument, or ``params=``,
+    is ``X.parameters()`` with ``X`` not ``self``: in torch code, an optimizer being given a model's parameters."""
+    found = []
+    end = end or len(source)
+    at = source.find(b".parameters()", start, end)
+    while at >= 0:
+        node = root.named_descendant_for_byte_range(at + 1, at + len(b".parameters"))
+        call = node.parent.parent if node is not None and node.parent is not None else None
+        holder = call.parent if call is not None else None
+        if holder is not None and holder.type == "keyword_argument":
+            holder = holder.parent
+        outer = holder.parent if holder is not None and holder.type == "argument_list" else None
+        callee = outer.child_by_field_name("function") if outer is not None and outer.type == "call" else None
+        if callee is not None and callee.text.rsplit(b".", 1)[-1][:1].isupper():
+            found.append(outer)
+        at = source.find(b".parameters()", at + 1, end)
+    return found

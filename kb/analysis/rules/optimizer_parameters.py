@@ -1,11 +1,12 @@
-"""``torch.optim.X(model.parameters())``: the cell's trainable_params() (kb/analysis/trainsteps.py)."""
+"""``torch.optim.X(model.parameters())``, or any class given ``model.parameters()`` first (a third-party
+optimizer such as ``torch_optimizer.DiffGrad``): the cell's trainable_params() (kb/analysis/trainsteps.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.tensors import call_at
-from kb.analysis.trainsteps import PARAMETERS_RECORD, PARAMETERS_TITLE, optimizer_parameters
+from kb.analysis.trainsteps import PARAMETERS_RECORD, PARAMETERS_TITLE, optimizer_classes, optimizer_parameters
 
 
 @register
@@ -23,10 +24,13 @@ def make_optimizer(model):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        for optimizer in context.uses_named(("torch.optim.",)):
-            if optimizer.record.get("kind") != "class" or not optimizer.call_span or optimizer.member:
-                continue
-            call = call_at(context.root, optimizer.call_span)
+        calls = [call_at(context.root, o.call_span) for o in context.uses_named(("torch.optim.",))
+                 if o.record.get("kind") == "class" and o.call_span and not o.member]
+        if context.has_torch_imports:  # ``DiffGrad(model.parameters(), ...)``: a class given a model's parameters
+            calls += optimizer_classes(context.root, context.source, *context.within)
+        done = set()
+        for call in calls:
             edit = optimizer_parameters(call) if call is not None else None
-            if edit is not None:
+            if edit is not None and edit.start not in done:
+                done.add(edit.start)
                 yield Finding((edit.start, edit.end), [edit], call_span=(edit.start, edit.end))
