@@ -18,6 +18,8 @@ from tests.analysis.roundtrip import converted
 CALLS = [
     ("tensor-from-tensor", "torch.Tensor(x)[None, ...]", {"x": [2, 3]}, "values", "tensor_float32(x)"),
     ("tensor-from-list", "torch.Tensor([[1, 2], [3, 4]]) + x", {"x": [2, 2]}, "values", "tensor_float32("),
+    # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
+    ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     # antialias given as an expression: the adapter refuses only a value torch would not ignore
     ("interpolate-antialias-expr", "F.interpolate(x, scale_factor=2, mode='bilinear', antialias=x.dim() > 9)",
      {"x": [1, 2, 3, 2]}, "values", "ms_interpolate(x, scale_factor=2"),
