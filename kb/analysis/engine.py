@@ -42,7 +42,6 @@ from kb.analysis.sequential import add_module_edits, sequential_assignments
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.templates import removes as removes_construct
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, byte_range
-from kb.analysis.trainloop import mode_sites
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
 from kb.analysis.words import word_starts
 
@@ -268,9 +267,6 @@ class Engine:
         if self.settings.tensor_method_guesses and tensors:
             taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
             sites += tensor_method_sites(root, source, self.catalog, skip, taken)
-        if resolver.has_torch_imports:  # model.train()/eval() on a name its function calls (trainloop.py)
-            taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
-            sites += mode_sites(root, source, self.catalog, skip, taken)
         alias, alias_edit = choose_alias(root, source, resolver.imports)
         choices = {id(s): self.choose(s) for s in sites}
         base_apis = {s.local_class.key: choices[id(s)].api for s in sites
@@ -322,7 +318,8 @@ class Engine:
             def named(prefixes: tuple[str, ...]) -> list[Use]:
                 return [u for u in uses if u.torch_name.startswith(prefixes)]
         context = rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
-                                self.choose_record, named, within or (0, len(source)))
+                                self.choose_record, named, within or (0, len(source)),
+                                lambda site: self.use_of(site, source, alias))
         found = rules.run(context, only)
         gone = rules.replaced(found)
         if gone:

@@ -27,6 +27,13 @@ ASKED = {b"parameters": ("torch.nn.Module.parameters", 1), b"named_parameters": 
          b"named_modules": ("torch.nn.Module.named_modules", 0), b"modules": ("torch.nn.Module.modules", 0),
          b"children": ("torch.nn.Module.children", 0)}
 
+MODEL_RECORD: dict[str, Any] = {
+    "torch": "torch.nn.Module.eval", "kind": "method", "namespace": "torch.nn", "source": "curated",
+    "targets": [], "caveats": [], "torch_signature": "()",
+    "advice": "A receiver used as a model gets the Cell's methods: set_train, get_parameters, cells_and_names.",
+}
+MODEL_TITLE = "Use the Cell's method"
+
 LR_RECORD: dict[str, Any] = {
     "torch": "torch.optim.Optimizer.param_groups", "kind": "attribute", "namespace": "torch.optim",
     "source": "curated", "targets": [], "caveats": [], "torch_signature": None,

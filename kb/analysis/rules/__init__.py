@@ -13,7 +13,8 @@ A rule module defines one class, decorated with ``@register``, that says
   document's analysis equal to a fresh one runs on every rule's example);
 - ``find(context)``: the findings in one file — each a node to underline, the edits that convert it
   (or none, with the reason a human is needed), and optionally the torch name of a use at the same
-  place that it replaces.
+  place that it replaces; or a resolved site (a torch name found where the resolver could not type
+  the receiver), which the engine rewrites from its knowledge-base record like any other use.
 
 The engine knows no rule by name: it imports every module of this package once (``registered``), asks
 each rule for its findings in each file (``run``) and turns them into ``Use``s. Adding an idiom is one
@@ -52,6 +53,9 @@ class Context:
     # the bytes findings are asked for (an edited function, for a rule of function scope); a rule may look
     # only there, and the engine keeps only its findings that start there
     within: tuple[int, int] = (0, 0)
+    # the engine's use of a resolved site (kb.analysis.resolver.Site): a rule that recognises a torch name
+    # the resolver could not type (``self.model.eval()``) has it rewritten from its record like any other use
+    use_of: Callable[[Any], Use] | None = None
 
     @property
     def imports(self) -> ImportTable:
@@ -72,6 +76,7 @@ class Finding:
     record: dict | None = None  # the record reported; the rule's by default
     call_span: tuple[int, int] | None = None  # what re-analysis must treat as one piece; node and edits by default
     replaces: str | None = None  # a use of this torch name at the same place gives way to this finding
+    site: Any = None  # a resolved site: the finding is the engine's use of it (``Context.use_of``), not ``edits``
 
 
 class Rule:
@@ -142,7 +147,7 @@ def run(context: Context, only: set[str] | None = None) -> list[Use]:
     for rule in registered():
         if (rule.needs_torch_imports and not context.has_torch_imports) or (only is not None and rule.name not in only):
             continue
-        found += [_use(rule, finding, context.source) for finding in rule.find(context)]
+        found += [_use(rule, finding, context.source, context) for finding in rule.find(context)]
     return found
 
 
@@ -163,7 +168,11 @@ def replaced(rule_uses: list[Use]) -> set[tuple[str, int, int]]:
     return {(use.replaces, use.start, use.end) for use in rule_uses if use.replaces}
 
 
-def _use(rule: Rule, finding: Finding, source: bytes) -> Use:
+def _use(rule: Rule, finding: Finding, source: bytes, context: Context) -> Use:
+    if finding.site is not None and context.use_of is not None:
+        use = context.use_of(finding.site)
+        use.rule, use.replaces = rule.name, finding.replaces
+        return use
     start, end = (finding.node.start_byte, finding.node.end_byte) if not isinstance(finding.node, tuple) \
         else finding.node
     record = finding.record or rule.record
