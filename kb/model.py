@@ -227,8 +227,8 @@ def check_template(text: str) -> None:
         return
 
     for match in FIELD_RE.finditer(text):
-        if match[4] is not None and (match[1] or literal(match[4]) is MISSING):
-            raise ValueError(f"template condition {match[0]!r} must be {{name=LITERAL}}")
+        if match[4] is not None and (match[1] or literal(match[4]) is MISSING and match[4].strip() != "int"):
+            raise ValueError(f"template condition {match[0]!r} must be {{name=LITERAL}} or {{name=int}}")
     count = iter(range(len(text)))
     filled = FIELD_RE.sub(lambda m: "" if m[4] is not None else f", a{next(count)}=b" if m[1] else "x",
                           SPREAD_RE.sub("x", KEYWORDS_RE.sub(", k=v", text))).replace("(, ", "(")

@@ -213,8 +213,8 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         check_statement(text, site.call)
         edits = [TextEdit(site.call.start_byte, site.call.end_byte, text)] + call_factory_edits(site.call, source)
         helper = choice.target.get("helper")
-        if helper:  # a function the template calls, written once before the statement that needs it
-            name = helper.split(None, 1)[1].split("(", 1)[0]  # def NAME( / class NAME(
+        name = helper.split(None, 1)[1].split("(", 1)[0] if helper else ""  # def NAME( / class NAME(
+        if helper and name in text:  # a function the template calls, written once before the statement that needs it
             added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
             edits += [added] if added is not None else []
         return Rewrite(_title(f"Rewrite as {text}", choice, behaviour), edits, behaviour)

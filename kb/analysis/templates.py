@@ -10,6 +10,9 @@ placeholders the call passes is used. Placeholders:
 - ``{?name}`` / ``{?name:ms_name}``: ``, ms_name=<text>`` when the call passes ``name``, else nothing;
 - ``{name=LITERAL}``: a condition that writes nothing: the template fits only a call passing ``name``
   with that literal value (``{enabled=False}``: ``torch.autocast(..., enabled=False)`` is a no-op);
+- ``{name=int}``: a condition that writes nothing: the template fits only a call passing ``name`` as an
+  integer literal, or a tuple or list of them (``torch.max(x, 1)`` picks the dim overload; ``torch.max(x, y)``
+  another template);
 - ``{*name}``: the arguments torch's ``*name`` collects, written out as they were passed
   (``torch.einsum('ij,jk', a, b)``: ``'ij,jk', a, b``);
 - ``{**name}``: ``, key=<text>`` for each keyword the call passes that torch's signature collects in
@@ -63,9 +66,20 @@ def removes(template: str) -> bool:
     return FIELD_RE.sub(lambda m: "" if m[4] is not None else m[0], template).strip() == ""
 
 
+INT_CLASS = "int"  # ``{name=int}``: an integer literal (or a tuple or list of them), whatever its value
+
+
 def _meets(template: str, bound: dict[str, str]) -> bool:
-    return all(name in bound and not isinstance(bound[name], Splat) and same_value(literal(bound[name]), literal(value))
+    return all(name in bound and not isinstance(bound[name], Splat)
+               and (_integers(literal(bound[name])) if value == INT_CLASS
+                    else same_value(literal(bound[name]), literal(value)))
                for name, value in conditions(template).items())
+
+
+def _integers(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return bool(value) and all(_integers(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None,

@@ -14,10 +14,17 @@ from kb.probes.calls import Case, snippet
 from tests.analysis.executed import assert_converted_and_matching, convert_and_run
 from tests.analysis.roundtrip import converted
 
-# (id, torch expression, inputs, compare, text the classic rewrite must hold)
+# (id, torch expression, inputs, compare, text the rewrite must hold: one for both families, or one per family)
 CALLS = [
     ("tensor-from-tensor", "torch.Tensor(x)[None, ...]", {"x": [2, 3]}, "values", "tensor_float32(x)"),
     ("tensor-from-list", "torch.Tensor([[1, 2], [3, 4]]) + x", {"x": [2, 2]}, "values", "tensor_float32("),
+    # torch.max/min of two tensors (element-wise), of a dim held in a name, of an int literal
+    ("max-two-tensors", "torch.max(x, torch.zeros_like(x))", {"x": [3, 4]}, "values",
+     {"classic": "ms_max(x, ms.ops.zeros_like(x))", "mint": "ms.mint.max(x, ms.ops.zeros_like(x))"}),
+    ("min-dim-name", "torch.min(x, x.dim() - 1)[0]", {"x": [3, 4]}, "values",
+     {"classic": "ms_min(x, x.dim() - 1)", "mint": "ms.mint.min(x, x.dim() - 1)"}),
+    ("max-dim-int", "torch.max(x, 1, keepdim=True)[1]", {"x": [3, 4]}, "values",
+     {"classic": "ms.ops.max(x, 1, keepdims=True)", "mint": "ms.mint.max(x, 1, keepdim=True)"}),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     # antialias given as an expression: the adapter refuses only a value torch would not ignore
@@ -51,6 +58,7 @@ def executed(real_kb, tmp_path_factory):
 def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, compare, text):
     case = executed[f"{family}/{cid}"]
     assert_converted_and_matching(case, expr)
+    text = text.get(family) if isinstance(text, dict) else text
     if text:
         assert text in case.converted
     assert "device=" not in case.converted
