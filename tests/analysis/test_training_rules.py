@@ -119,3 +119,41 @@ def test_argmax_keeps_torch_keywords_on_210_and_renames_before(real_kb, classic)
     old = Engine(real_kb, EngineSettings(family="classic", device="CPU", ms_version="2.7.0"))
     before = _convert(old, src)  # renamed where proven, else left with its reason: never torch's keywords unmarked
     assert "argmax(axis=1, keepdims=True)" in before or "argmax(dim=1, keepdim=True)  # msmap:" in before
+
+
+CONTAINER = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential()
+        self.features.add_module("init_block", nn.Linear(3, 4))
+        self.features.add_module("act", nn.ReLU())
+        self.features.add_module("out", nn.Linear(4, 2))
+        self.head = nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+"""
+
+
+def test_children_added_to_an_attached_container_keep_torchs_parameter_names(classic, tmp_path):
+    text = _convert(classic, CONTAINER)
+    assert text.count("ms_name_parameters(self)") == 1  # Net's __init__ only: Outer adds nothing to a container
+    assert _convert(classic, text) == "import torch\n" + text  # converting again changes nothing
+    done = run_without_torch(tmp_path, text, """
+        import converted
+        print(" ".join(p.name for p in converted.Outer().get_parameters()))
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["net.features.init_block.weight", "net.features.init_block.bias",
+                                   "net.features.out.weight", "net.features.out.bias", "net.head.weight",
+                                   "net.head.bias"]
