@@ -160,7 +160,8 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
                if not u.unchanged}
     unsure = _unsure(before, sure)
     work = Document(original, imported_classes=doc.imported_classes)
-    if any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses):
+    fixable = any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses)
+    if fixable:
         rejected: set[tuple[str, int]] = set()
         analysis = before  # the first pass reads the original text, which ``before`` analysed
         for _ in range(MAX_PASSES):
@@ -198,6 +199,7 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
             pending = _shifted(pending, shift, edits)
             work.update(new_source)
             analysis = None
+    if fixable or module and before.has_torch_imports:  # (a module to run imports no torch nothing uses)
         cleaned = _cleanup(engine, work)
         if cleaned is not None:
             pending = _shifted(pending, _shifter(cleaned[1]))
