@@ -9,6 +9,7 @@ the user's method, not a torch API).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,14 @@ class LocalClass:
 
     def defines(self, method: str) -> bool:
         return any(method in c.methods for c in self.lineage())
+
+    def shadows(self, attr: str) -> bool:
+        """Whether the class assigns ``self.<attr> = ...`` (nbeats' ``self.parameters = []``): an instance
+        attribute that hides the torch method of that name, so ``self.<attr>`` is data, not the method."""
+        if self.node is None or not attr.isidentifier():
+            return False
+        pattern = re.compile(rb"\bself\." + attr.encode() + rb"[ \t]*(?::[^=\n]+)?=(?!=)")
+        return pattern.search(self.node.text) is not None
 
     def attribute_type(self, attr: str) -> Any:
         """The torch class name (or local class) ``self.<attr>`` was built from, if any."""

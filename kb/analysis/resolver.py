@@ -319,6 +319,9 @@ class Resolver:
             self._from_local_class(ref, binding.target)
         elif binding.kind == "typed" and ref.levels:
             found = member_of(binding.target, ref.levels[0][1], self.catalog.lookup)
+            owner = binding.target
+            if found is not None and isinstance(owner, LocalClass) and owner.shadows(ref.levels[0][1]):
+                found = None  # ``self.parameters = []``: the instance's own attribute hides the module method
             depth = 1
             if found is None and len(ref.levels) > 1 and isinstance(binding.target, LocalClass):
                 held = binding.target.attribute_type(ref.levels[0][1])  # self.features.add_module(...)

@@ -157,3 +157,13 @@ def test_children_added_to_an_attached_container_keep_torchs_parameter_names(cla
     assert done.stdout.split() == ["net.features.init_block.weight", "net.features.init_block.bias",
                                    "net.features.out.weight", "net.features.out.bias", "net.head.weight",
                                    "net.head.bias"]
+
+
+def test_an_attribute_named_like_a_module_method_is_the_instances_own(classic):
+    """nbeats keeps ``self.parameters = []``: ``self.parameters`` is then a list, never Cell.get_parameters."""
+    text = _convert(classic, "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                    "        super().__init__()\n        self.parameters = []\n        self.fc = nn.Linear(2, 2)\n"
+                    "        self.parameters.extend(self.fc.parameters())\n\n    def count(self):\n"
+                    "        return len(self.parameters), len(list(self.named_parameters()))\n")
+    assert "self.parameters = []" in text and "self.parameters.extend(self.fc.get_parameters())" in text
+    assert "get_parameters =" not in text and "self.parameters_and_names()" in text
