@@ -343,7 +343,14 @@ class Resolver:
         offset = ref.call.start_byte
         binding = self.bindings.resolve(obj, offset, self.scopes.at(offset))
         owner = binding.target if binding is not None and binding.kind == "typed" else None
-        if not isinstance(owner, LocalClass) or attr in owner.attribute_types:
+        if not isinstance(owner, LocalClass):
+            return
+        if not self.frozen:  # an edit of this assignment can change what the attribute holds: a full analysis
+            statement = ref.call
+            while statement.parent is not None and statement.type != "assignment":
+                statement = statement.parent
+            self.non_refs += [statement.start_byte, offset]
+        if attr in owner.attribute_types:
             return
         if self.frozen:
             raise Rediscovery("a typed attribute")

@@ -1,0 +1,118 @@
+"""``self.emb.weight`` where ``self.emb = nn.Embedding(...)``: the parameter's MindSpore name.
+
+A layer held in an attribute keeps its torch parameter and attribute names in torch code
+(``self.emb.weight``, ``self.bn.running_mean``, ``self.fc.in_features``); the MindSpore class the
+layer becomes may call them otherwise (classic ``Embedding.embedding_table``, ``BatchNorm``'s
+``gamma``/``moving_mean``, ``Dense.in_channels``: the knowledge base's weight rules). Where every layer
+class a class assigns to an attribute renames a name alike, every ``self.<attr>.<name>`` in that class
+gets the MindSpore name (weight tying such as ``self.out.weight = self.emb.weight`` then works); where
+they disagree (a LayerNorm's ``gamma``, an Embedding's ``embedding_table``) the name is left.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from kb.analysis.rules import Context, Finding, Rule, register
+from kb.analysis.tensors import call_at
+from kb.analysis.text import TextEdit
+
+RECORD: dict[str, Any] = {
+    "torch": "torch.nn.Module.__getattr__", "kind": "method", "namespace": "torch.nn", "source": "curated",
+    "targets": [], "caveats": [], "torch_signature": None,
+    "advice": "A layer's parameter or attribute has another name on the MindSpore class it becomes.",
+}
+TITLE = "Use the MindSpore name of the layer's parameter"
+
+
+@register
+class LayerParameters(Rule):
+    name = "layer-parameter-names"
+    scope = "file"  # an attribute's layer is assigned in one method, its parameters read in others
+    record = RECORD
+    title = TITLE
+    order = 70
+    example = """\
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.out = nn.Linear(4, 10, bias=False)
+        self.out.weight = self.emb.weight
+"""
+
+    def find(self, context: Context) -> Iterable[Finding]:
+        names = context.catalog.parameter_names()
+        held: dict[tuple[int, str], set[str]] = {}  # (class start, attribute) -> MindSpore classes assigned
+        for use in context.uses_named(("torch.nn.",)):
+            if use.record.get("kind") != "class" or not use.call_span or use.choice is None or not use.choice.api:
+                continue
+            call = call_at(context.root, use.call_span)
+            found = _self_attribute_assigned(call) if call is not None else None
+            if found is not None:
+                holder, attribute = found
+                held.setdefault((holder.start_byte, attribute), set()).add(use.choice.api)
+        for call in _converted_layers(context.root, context.source, context.alias):  # (an earlier pass's work)
+            found = _self_attribute_assigned(call)
+            callee = call.child_by_field_name("function").text.decode("utf-8", "replace")
+            if found is not None:
+                api = "mindspore" + callee[len(context.alias):]
+                held.setdefault((found[0].start_byte, found[1]), set()).add(api)
+        for (start, attribute), apis in held.items():
+            each = [names.get(api, {}) for api in apis]  # every class the attribute may hold must agree
+            renames = {t: m for t, m in each[0].items() if t != m and all(n.get(t) == m for n in each[1:])}
+            if not renames:
+                continue
+            holder = context.root.named_descendant_for_byte_range(start, start + 5)
+            while holder is not None and holder.type != "class_definition":
+                holder = holder.parent
+            if holder is not None:
+                yield from _renamed(holder, attribute, renames, context.source)
+
+
+def _self_attribute_assigned(call: Any) -> tuple[Any, str] | None:
+    """(the class, ``attr``) of ``self.attr = <call>`` inside a class's method."""
+    value = call
+    while value.parent is not None and value.parent.type in ("conditional_expression", "parenthesized_expression"):
+        value = value.parent  # ``self.norm = nn.LayerNorm(d) if pre else nn.Identity()``: either class
+    assignment = value.parent
+    if assignment is None or assignment.type != "assignment" or assignment.child_by_field_name("right") != value:
+        return None
+    left = assignment.child_by_field_name("left")
+    if left is None or left.type != "attribute" or left.child_by_field_name("object").text != b"self":
+        return None
+    holder = assignment
+    while holder is not None and holder.type != "class_definition":
+        holder = holder.parent
+    if holder is None:
+        return None
+    return holder, left.child_by_field_name("attribute").text.decode("utf-8", "replace")
+
+
+def _converted_layers(root: Any, source: bytes, alias: str) -> list[Any]:
+    """Calls of ``<alias>.nn.X(...)`` / ``<alias>.mint.nn.X(...)``: layers a fix has converted already."""
+    found = []
+    layer = re.compile(rb"(?<![\w.])(" + re.escape(alias.encode()) + rb"\.(?:mint\.)?nn\.[A-Za-z_]\w*)\(")
+    for match in layer.finditer(source):
+        node = root.named_descendant_for_byte_range(match.start(1), match.end(1))
+        call = node.parent if node is not None else None
+        if call is not None and call.type == "call" and call.child_by_field_name("function") == node:
+            found.append(call)
+    return found
+
+
+def _renamed(holder: Any, attribute: str, renames: dict[str, str], source: bytes) -> Iterable[Finding]:
+    pattern = re.compile(rb"\bself\." + attribute.encode() + rb"\.(" + b"|".join(
+        re.escape(t.encode()) for t in sorted(renames)) + rb")\b")
+    for found in pattern.finditer(source, holder.start_byte, holder.end_byte):
+        node = holder.named_descendant_for_byte_range(found.start(1), found.end(1))
+        outer = node.parent if node is not None else None
+        if node is None or node.type != "identifier" or outer is None or outer.type != "attribute" \
+                or outer.child_by_field_name("attribute") != node or outer.child_by_field_name("object").text \
+                != f"self.{attribute}".encode():
+            continue
+        new = renames[found.group(1).decode()]
+        yield Finding(outer, [TextEdit(node.start_byte, node.end_byte, new)],
+                      title=f"Rename .{found.group(1).decode()} to .{new} (the MindSpore layer's name)")
