@@ -16,16 +16,24 @@ the assignments just before the backward that compute ``L`` (back to the block's
     optimizer.step()                         ->  optimizer(grads)
 
 The edits leave the forward statements' own text in place (indented), so their own conversions
-apply in any order. Anything else is left as it is: a statement between the backward and the
-step (gradient clipping works on ``grads`` in MindSpore), several backwards before a step
-(accumulation), or forward statements that assign a name they read first.
+apply in any order. Around them (kb/analysis/stepparts.py): gradient clipping between the backward
+and the step works on ``grads`` (kb/analysis/gradclipping.py); ``zero_grad()`` calls there or in
+the block are removed (kb/analysis/zerograds.py removes those elsewhere); statements between the
+loss and the backward that only read the forward's values stay after it, the gradients then being
+taken where the forward ends; data preparation (``x = x.to(device)``) stays before the forward. The
+conversion assumes torch's gradients are zero at the backward (a zero_grad before it, or after the
+previous step), as value_and_grad's are. A ``L.backward()`` that is no such step is reported with
+its reason: several backwards before a step (accumulation), no step after it in the same block,
+another statement between them, a forward that reads a name before assigning it.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kb.analysis.gradclipping import clip_edits
+from kb.analysis.stepparts import after_backward, data_preparation, only_call, reads_only, receiver, zero_grad_receiver
 from kb.analysis.text import TextEdit
 
 RECORD: dict[str, Any] = {
@@ -42,24 +50,29 @@ class TrainStep:
     backward: Any  # the ``L.backward()`` expression statement
     step: Any  # the ``O.step()`` expression statement
     forward: list  # the assignment statements computing L, in order
-    zero_grads: list  # ``O.zero_grad()`` statements of the block
+    zero_grads: list  # ``zero_grad()`` statements of the block on O, and those between the forward and the step
     loss: str
     optimizer: str
     names: list  # names the forward assigns, the loss first
+    clipping: list = field(default_factory=list)  # gradient clipping statements between the backward and the step
+    trailing: bool = False  # statements between the forward and the backward: the gradients are taken after the forward
 
 
-def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None) -> Iterable[TrainStep]:
-    """The training steps whose ``.backward()`` lies in ``source[start:end]``."""
+def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None,
+                clips: dict[int, str] | None = None) -> Iterable[TrainStep | tuple[Any, str]]:
+    """The training steps whose ``.backward()`` lies in ``source[start:end]``, and (backward statement, reason)
+    for a ``L.backward()`` statement that is not one (gradient accumulation, no step after it, ...).
+    ``clips``: {start of a gradient clipping call: its torch name} (kb/analysis/gradclipping.py)."""
     end = len(source) if end is None else end
     at = source.find(b".backward()", start, end)
     while at >= 0:
-        found = _step_at(root, at)
+        found = _step_at(root, at, clips or {})
         if found is not None:
             yield found
         at = source.find(b".backward()", at + 1, end)
 
 
-def edits(step: TrainStep, source: bytes, alias: str) -> list[TextEdit]:
+def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | None = None) -> list[TextEdit]:
     indent = _indent(source, step.backward.start_byte)
     fn, grads = _fresh(source, "forward_fn"), _fresh(source, "grads")
     out = []
@@ -72,45 +85,70 @@ def edits(step: TrainStep, source: bytes, alias: str) -> list[TextEdit]:
     aux = len(step.names) > 1
     target = f"({values})" if aux else step.loss
     call = f"{alias}.value_and_grad({fn}, None, {step.optimizer}.parameters{', has_aux=True' if aux else ''})()"
-    out.append(TextEdit(step.backward.start_byte, step.backward.end_byte,
-                        f"{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
+    if step.trailing:  # the gradients are taken where the forward ends; the statements after it read its values
+        end = step.forward[-1].end_byte
+        out.append(TextEdit(end, end, f"\n{indent}{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
+        out.append(_removal(step.backward, source))
+    else:
+        out.append(TextEdit(step.backward.start_byte, step.backward.end_byte,
+                            f"{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
+    for statement in step.clipping:
+        out += clip_edits(statement, clips or {}, step.optimizer, grads, source, alias) or []
     out.append(TextEdit(step.step.start_byte, step.step.end_byte, f"{step.optimizer}({grads})"))
     for statement in step.zero_grads:
         out.append(_removal(statement, source))
     return out
 
 
-def _step_at(root: Any, at: int) -> TrainStep | None:
+def _step_at(root: Any, at: int, clips: dict[int, str]) -> TrainStep | tuple[Any, str] | None:
     node = root.named_descendant_for_byte_range(at + 1, at + len(b".backward()") - 1)
     call = node
     while call is not None and call.type != "call":
         call = call.parent
     statement = call.parent if call is not None else None
-    if statement is None or statement.type != "expression_statement" or statement.parent is None:
+    if statement is None or statement.type != "expression_statement" or statement.parent is None \
+            or only_call(statement) is None:
         return None
     loss = _method_receiver(call, b"backward")
+    if loss is None:
+        return (statement, "the loss is not a name (scaler.scale(loss).backward(): a GradScaler; a call's result)") \
+            if receiver(call, b"backward") is None and call.child_by_field_name("function").type == "attribute" \
+            else None
     block = statement.parent
     siblings = [c for c in block.named_children if c.type != "comment"]
     index = next(i for i, s in enumerate(siblings) if s.id == statement.id)
-    following = siblings[index + 1] if index + 1 < len(siblings) else None
-    optimizer = _method_receiver(_only_call(following), b"step") if following is not None else None
-    if loss is None or optimizer is None:
-        return None
-    zero_grads = [s for s in siblings if _method_receiver(_only_call(s), b"zero_grad") == optimizer]
     if any(_method_receiver(_only_call(s), b"backward") for s in siblings if s.id != statement.id):
-        return None  # gradients accumulated over several backwards
+        return statement, "several backwards in one block: gradients accumulated before a step"
+    after = after_backward(siblings[index + 1:], clips)
+    if isinstance(after, str):
+        return statement, after
+    following, optimizer, clipping, between_zero_grads = after
+    zero_grads = [s for s in siblings if zero_grad_receiver(s) == optimizer and s.id not in
+                  {z.id for z in between_zero_grads}] + between_zero_grads
+    computed = next((i for i in range(index - 1, -1, -1) if loss in (_assigned(siblings[i]) or [])), None)
+    if computed is None:
+        return statement, f"no assignment to {loss} before it in the same block (the forward to differentiate)"
     forward: list[Any] = []
     needed = {loss}
-    for previous in reversed(siblings[:index]):
+    for previous in reversed(siblings[:computed + 1]):
         assigned = _assigned(previous)
         if assigned is None or not (set(assigned) & needed):
             break
+        if forward and not _closure_safe([previous] + forward) and data_preparation(previous, assigned):
+            break  # x = x.to(device): stays before the forward, which reads x
         forward.insert(0, previous)
         needed |= _read(previous.named_children[0].child_by_field_name("right"))
-    if not forward or not _closure_safe(forward):
-        return None
-    names = [loss] + [n for s in forward for n in _assigned(s) or [] if n != loss]
-    return TrainStep(statement, following, forward, zero_grads, loss, optimizer, list(dict.fromkeys(names)))
+    if not _closure_safe(forward):
+        return statement, "the forward's statements read a name before assigning it (it would be unbound in a function)"
+    names = list(dict.fromkeys([loss] + [n for s in forward for n in _assigned(s) or [] if n != loss]))
+    trailing = siblings[computed + 1:index]
+    for other in trailing:
+        if zero_grad_receiver(other) is not None:
+            zero_grads.append(other)
+        elif not reads_only(other, set(names)):
+            return statement, "a statement between the loss and its backward that is not only a read of the forward"
+    return TrainStep(statement, following, forward, list({z.id: z for z in zero_grads}.values()), loss, optimizer,
+                     names, clipping, bool(trailing))
 
 
 def _only_call(statement: Any) -> Any | None:
