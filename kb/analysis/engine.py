@@ -319,7 +319,7 @@ class Engine:
                 return [u for u in uses if u.torch_name.startswith(prefixes)]
         context = rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
                                 self.choose_record, named, within or (0, len(source)),
-                                lambda site: self.use_of(site, source, alias))
+                                lambda site: self.use_of(site, source, alias), document.imported_classes or {})
         found = rules.run(context, only)
         gone = rules.replaced(found)
         if gone:

@@ -26,6 +26,7 @@ incremental analysis, so an edit elsewhere in the function cannot leave it stale
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -375,9 +376,57 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
         call = call_at(root, use.call_span)
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None
-        if receiver is not None and (names.is_tensor(receiver) or _data_of(receiver, use.torch_name)):
+        if receiver is not None and (names.is_tensor(receiver) or _data_of(receiver, use.torch_name)
+                                     or _torch_keywords(call, use.record) and not _plain_value(receiver)):
             found.add(use.call_span)
     return found
+
+
+PLAIN_BUILTINS = {b"len", b"int", b"float", b"str", b"bool", b"round", b"range", b"list", b"tuple", b"dict"}
+
+
+def _plain_value(receiver: Any) -> bool:
+    """A name its function assigns a Python value (``n = len(x)``, ``q, n = x[0], 3``): not a tensor."""
+    if receiver.type != "identifier":
+        return False
+    function = receiver.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    stack = [function] if function is not None else []
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type != "assignment":
+            continue
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        pairs = [(left, right)]
+        if left is not None and right is not None and left.type in ("pattern_list", "tuple_pattern") \
+                and right.type in ("expression_list", "tuple") \
+                and len(left.named_children) == len(right.named_children):
+            pairs = list(zip(left.named_children, right.named_children, strict=True))
+        for target, value in pairs:
+            if target is None or value is None or target.type != "identifier" or target.text != receiver.text:
+                continue
+            callee = value.child_by_field_name("function") if value.type == "call" else None
+            if value.type in ("integer", "float", "string", "true", "false", "none") \
+                    or callee is not None and callee.type == "identifier" and callee.text in PLAIN_BUILTINS:
+                return True
+    return False
+
+
+TORCH_KEYWORDS = (b"dim", b"keepdim")  # NumPy, pandas and Python's own types say ``axis``/``keepdims``
+
+
+def _torch_keywords(call: Any, record: dict | None) -> bool:
+    """``q.softmax(dim=-1)``, ``h.sum(dim=1, keepdim=True)``: a method of torch's tensors given a keyword only
+    torch spells that way (and the method takes it), so the receiver is a torch tensor whatever its name."""
+    arguments = call.child_by_field_name("arguments") if call is not None else None
+    signature = str((record or {}).get("torch_signature") or "")
+    for argument in arguments.named_children if arguments is not None else []:
+        name = argument.child_by_field_name("name") if argument.type == "keyword_argument" else None
+        if name is not None and name.text in TORCH_KEYWORDS and re.search(rf"\b{name.text.decode()}\b", signature):
+            return True
+    return False
 
 
 def _data_of(receiver: Any, torch_name: str) -> bool:

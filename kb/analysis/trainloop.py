@@ -13,7 +13,8 @@
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from kb.analysis.catalog import Catalog
@@ -43,7 +44,7 @@ LR_TITLE = "Read the group's learning rate as a float"
 
 
 def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
-               taken: Iterable[tuple[int, int]]) -> list[Site]:
+               taken: Iterable[tuple[int, int]], torch_classes: Collection[str] = ()) -> list[Site]:
     """``X.train()`` / ``X.train(mode)`` / ``X.eval()`` statements, and ``X.parameters()`` and the other module-only
     questions (``ASKED``), on a name or ``self`` attribute ``X`` used as a model (``_used_as_model``)."""
     taken = set(taken)
@@ -53,7 +54,8 @@ def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
     for word, (torch_name, most, statement) in words.items():
         at = source.find(b"." + word + b"(")
         while at >= 0:
-            site = _mode_site(root, source, at + 1, word, (torch_name, most, statement), catalog, skip_names, taken)
+            site = _mode_site(root, source, at + 1, word, (torch_name, most, statement), catalog, skip_names, taken,
+                              torch_classes)
             if site is not None:
                 sites.append(site)
             at = source.find(b"." + word + b"(", at + 1)
@@ -61,7 +63,7 @@ def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
 
 
 def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, int, bool], catalog: Catalog,
-               skip_names: set[str], taken: set[tuple[int, int]]) -> Site | None:
+               skip_names: set[str], taken: set[tuple[int, int]], torch_classes: Collection[str]) -> Site | None:
     torch_name, most, statement = how
     ident = root.named_descendant_for_byte_range(at, at + len(word))
     if ident is None or ident.type != "identifier" or ident.start_byte != at or ident.text != word:
@@ -83,7 +85,8 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, i
             or receiver.text.decode("utf-8", "replace").partition(".")[0] in skip_names - {"self"}:
         return None
     scope = _enclosing(call, "class_definition" if receiver.type == "attribute" else "function_definition")
-    if scope is None or not _used_as_model(scope, receiver.text):
+    if scope is None or not _used_as_model(scope, receiver.text) \
+            or _holds_plain(scope, receiver.text, source, torch_classes):
         return None
     record = catalog.lookup(torch_name)
     if record is None:
@@ -100,6 +103,22 @@ def _plain_path(node: Any) -> bool:
     while node.type == "attribute":
         node = node.child_by_field_name("object")
     return node.type == "identifier"
+
+
+def _holds_plain(scope: Any, path: bytes, source: bytes, torch_classes: Collection[str]) -> bool:
+    """``self.plain = Plain()`` in the class, ``Plain`` a class known not to be a torch module: one defined in
+    this file on no base (or ``object``), or one imported from the package that ``torch_classes`` (the sibling
+    classes whose lineage reaches torch, siblingclasses.py) does not hold."""
+    if not path.startswith(b"self."):
+        return False
+    for found in re.finditer(re.escape(path) + rb"[ \t]*=[ \t]*([A-Za-z_]\w*)\(", scope.text):
+        name = found.group(1)
+        if re.search(rb"(?m)^class[ \t]+" + name + rb"[ \t]*(?:\([ \t]*(?:object)?[ \t]*\))?[ \t]*:", source):
+            return True
+        if name.decode() not in torch_classes and re.search(
+                rb"(?m)^from[ \t]+\.[\w.]*[ \t]+import[^\n]*\b" + name + rb"\b", source):
+            return True
+    return False
 
 
 def _enclosing(node: Any, kind: str) -> Any | None:

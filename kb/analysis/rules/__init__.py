@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -56,6 +56,8 @@ class Context:
     # the engine's use of a resolved site (kb.analysis.resolver.Site): a rule that recognises a torch name
     # the resolver could not type (``self.model.eval()``) has it rewritten from its record like any other use
     use_of: Callable[[Any], Use] | None = None
+    # names of the classes imported from the project whose lineage reaches torch (siblingclasses.py)
+    torch_classes: Collection[str] = ()
 
     @property
     def imports(self) -> ImportTable:
