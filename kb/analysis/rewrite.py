@@ -9,6 +9,7 @@ methods renamed in one fix (``forward`` -> ``construct``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,6 +201,13 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         construct = site.call if site.kind == "call" and site.call is not None else site.node
         return Rewrite(_title(f"Remove {_text(construct)}", choice, None), removal(construct, source), None)
     behaviour = behaviour_note(choice, caveats)
+    held = receiver_text(site.member) if site.kind == "attribute" and site.member is not None else None
+    if templates and held and site.record.get("kind") == "attribute" \
+            and all(field in ("{self}", "{ms}") for field in re.findall(r"\{[^{}]*\}", templates[0])):
+        # an attribute that becomes an expression of its object (``self._modules`` -> ``self.name_cells()``)
+        text = templates[0].replace("{self}", held).replace("{ms}", alias)
+        return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
+                       [TextEdit(site.node.start_byte, site.node.end_byte, text)], behaviour)
     if templates and site.kind == "call" and site.call is not None:
         receiver = receiver_text(site.member) if site.member is not None else None
         try:

@@ -167,3 +167,20 @@ def test_an_attribute_named_like_a_module_method_is_the_instances_own(classic):
                     "        return len(self.parameters), len(list(self.named_parameters()))\n")
     assert "self.parameters = []" in text and "self.parameters.extend(self.fc.get_parameters())" in text
     assert "get_parameters =" not in text and "self.parameters_and_names()" in text
+
+
+def test_a_containers_private_module_dict_becomes_its_named_cells(classic, tmp_path):
+    """pytorchcv's containers walk ``self._modules``: MindSpore's ``name_cells()`` gives the same children."""
+    text = _convert(classic, "import torch.nn as nn\n\n\nclass Multi(nn.Sequential):\n    def forward(self, x):\n"
+                    "        outs = []\n        for module in self._modules.values():\n            x = module(x)\n"
+                    "            outs.append(x)\n        return outs, len(self._modules), list(self._modules)\n")
+    assert "self.name_cells().values()" in text and "len(self.name_cells())" in text
+    done = run_without_torch(tmp_path, text, """
+        import numpy as np, converted
+        ms = converted.ms
+        net = converted.Multi(ms.nn.Dense(3, 4), ms.nn.ReLU(), ms.nn.Dense(4, 2))
+        outs, n, names = net(ms.Tensor(np.ones((2, 3), np.float32)))
+        print([tuple(o.shape) for o in outs], n, names)
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[(2, 4), (2, 4), (2, 2)] 3 ['0', '1', '2']"
