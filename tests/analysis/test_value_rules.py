@@ -25,6 +25,9 @@ CALLS = [
      {"classic": "ms_min(x, x.dim() - 1)", "mint": "ms.mint.min(x, x.dim() - 1)"}),
     ("max-dim-int", "torch.max(x, 1, keepdim=True)[1]", {"x": [3, 4]}, "values",
      {"classic": "ms.ops.max(x, 1, keepdims=True)", "mint": "ms.mint.max(x, 1, keepdim=True)"}),
+    # inplace=True on a value nothing else sees (made for the call): the same result without it
+    ("relu6-inplace-temporary", "x * F.relu6(x + 3.0, inplace=True) / 6.0", {"x": [3, 4]}, "values",
+     "relu6(x + 3.0) / 6.0"),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     # antialias given as an expression: the adapter refuses only a value torch would not ignore
@@ -144,3 +147,12 @@ def test_generator_seeds_multinomial_and_replacement_is_torch_default(real_kb):
     assert "i = multinomial_int64(p, 1, generator=g)" in out
     assert "def multinomial_int64(input, num_samples, replacement=False, generator=None):" in out
     assert "generator.initial_seed()" in out
+
+
+def test_inplace_on_a_tensor_other_code_sees_keeps_its_marker(classic):
+    """``y = F.relu6(x, inplace=True)`` changes x for the code after it: MindSpore cannot, so it is left."""
+    text = convert_source(classic, "import torch.nn.functional as F\n\n\ndef f(x):\n"
+                          "    x = F.leaky_relu(x, 0.2, inplace=True)\n    y = F.relu6(x, inplace=True)\n"
+                          "    return x, y\n").text
+    assert "x = ms.ops.leaky_relu(x, 0.2)\n" in text  # assigned back to its own name: nothing else sees it
+    assert "y = F.relu6(x, inplace=True)  # msmap:" in text
