@@ -30,6 +30,8 @@ CALLS = [
      "relu6(x + 3.0) / 6.0"),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
+    ("tensor-uninitialised-sizes", "torch.Tensor(x.shape[0], 3)", {"x": [4]}, "shape",
+     "tensor_float32(x.shape[0], 3)"),
     # antialias given as an expression: the adapter refuses only a value torch would not ignore
     ("interpolate-antialias-expr", "F.interpolate(x, scale_factor=2, mode='bilinear', antialias=x.dim() > 9)",
      {"x": [1, 2, 3, 2]}, "values", "ms_interpolate(x, scale_factor=2"),
@@ -118,9 +120,11 @@ def test_unsupported_parameter_as_a_literal_is_left_with_the_reason(cpu):
     assert "# msmap: torch parameter 'antialias' has no MindSpore equivalent" in out
 
 
-def test_tensor_by_shape_is_left(cpu):
+def test_tensor_by_shape_gets_its_shape(cpu):
+    """``torch.Tensor(2, 3)`` (sizes, values never initialised): zeros of that shape, float32 (the call cases
+    above compare shape and dtype with torch's)."""
     out = converted(cpu, "import torch\nz = torch.Tensor(2, 3)\nt = torch.Tensor\n")
-    assert "z = torch.Tensor(2, 3)  # msmap:" in out
+    assert "z = tensor_float32(2, 3)\n" in out and "return ms.ops.zeros(data, ms.float32)" in out
     assert "t = ms.Tensor\n" in out  # the class as a value is still the same-named class
 
 
