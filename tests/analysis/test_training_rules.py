@@ -184,3 +184,18 @@ def test_a_containers_private_module_dict_becomes_its_named_cells(classic, tmp_p
     """)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[(2, 4), (2, 4), (2, 2)] 3 ['0', '1', '2']"
+
+
+def test_the_optimizer_base_class_is_the_torch_style_one(classic, mint, tmp_path):
+    """pytorch_warmup checks isinstance(optimizer, torch.optim.Optimizer): the converted optimizers pass it."""
+    src = ("import torch\nfrom torch.optim import Optimizer\n\n\ndef check(model):\n"
+           "    opt = torch.optim.AdamW(model.parameters(), lr=0.1)\n"
+           "    return isinstance(opt, Optimizer), isinstance(opt, torch.optim.Optimizer)\n")
+    for engine in (classic, mint):
+        text = convert_source(engine, src).text
+        done = run_without_torch(tmp_path, text, """
+            import converted
+            print(converted.check(converted.ms.nn.Dense(2, 2)))
+        """)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "(True, True)"
