@@ -51,7 +51,7 @@ def _resolve(name: str) -> tuple[Any, Any, str | None]:
     if obj is MISSING:
         return MISSING, None, missing
     owner = None
-    for part in parts[used:]:
+    for number, part in enumerate(parts[used:], start=used):
         owner = obj
         try:
             obj = getattr(obj, part)
@@ -59,8 +59,24 @@ def _resolve(name: str) -> tuple[Any, Any, str | None]:
             top = (exc.name or "").split(".")[0]
             return MISSING, None, missing or (top if top and top != parts[0] else None)
         except Exception:
-            return MISSING, None, missing
+            obj = _instance_attribute(".".join(parts[:number]), owner, part)
+            if obj is MISSING:
+                return MISSING, None, missing
     return obj, owner, None
+
+
+# base classes whose instances set attributes in __init__ (``torch.nn.Module._modules``), built without arguments
+INSTANCE_OWNERS = ("torch.nn.Module", "mindspore.nn.Cell")
+
+
+def _instance_attribute(owner_name: str, owner: Any, part: str) -> Any:
+    """``part`` of a fresh instance of ``owner`` (one of ``INSTANCE_OWNERS``), or MISSING."""
+    if owner_name not in INSTANCE_OWNERS or not isinstance(owner, type):
+        return MISSING
+    try:
+        return getattr(owner(), part)
+    except Exception:
+        return MISSING
 
 
 def kind_of(obj: Any, owner: Any) -> str:

@@ -114,3 +114,11 @@ def test_curated_files_declare_requirements_only_for_names_the_installed_torch_l
                 for m in (yaml.safe_load(f.read_text()) or {}).get("mappings") or [] if m.get("torch_requires")]
     assert declared, "no curated entry declares torch_requires"
     assert [n for n in declared if resolve(n)[0] is not MISSING and not n.startswith("torch.utils.tensorboard")] == []
+
+
+def test_an_attribute_modules_set_in_init_resolves_on_an_instance():
+    """``torch.nn.Module._modules`` is set by ``__init__``, not on the class: checked on a fresh instance."""
+    modules, owner = resolve("torch.nn.Module._modules")
+    assert isinstance(modules, dict) and owner is not None
+    assert resolve("torch.nn.Module._no_such_attribute")[0] is MISSING
+    assert resolve("torch.Tensor._no_such_attribute")[0] is MISSING  # only the listed bases are built
