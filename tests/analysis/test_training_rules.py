@@ -93,9 +93,15 @@ def test_group_learning_rate_read_becomes_a_float_and_a_store_is_left(classic):
     assert "opt.param_groups[0]['lr'] = lr * 0.5" in text
 
 
-def test_cpu_device_becomes_its_string_and_another_device_is_left(classic):
-    text = _convert(classic, "a = torch.device('cpu')\nb = torch.device('cuda')\n")
-    assert "a = 'cpu'" in text and "b = torch.device('cuda')  # msmap:" in text
+def test_cpu_device_becomes_its_string_and_another_device_the_processs(classic, tmp_path):
+    text = _convert(classic, "a = torch.device('cpu')\nb = torch.device('cuda')\nc = torch.device('cuda:1')\n")
+    assert "a = 'cpu'" in text and "b = MsDevice('cuda')" in text and "# msmap:" not in text
+    done = run_without_torch(tmp_path, text, """
+        import converted
+        print(converted.b, converted.b.type, converted.b.index, converted.c.type, converted.c.index)
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["cpu", "cuda", "None", "cuda", "1"]  # CPU build: tensors stay on the CPU
 
 
 def test_optimizers_and_schedulers_take_the_torch_style_classes(classic):

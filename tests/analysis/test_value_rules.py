@@ -28,6 +28,11 @@ CALLS = [
     # inplace=True on a value nothing else sees (made for the call): the same result without it
     ("relu6-inplace-temporary", "x * F.relu6(x + 3.0, inplace=True) / 6.0", {"x": [3, 4]}, "values",
      "relu6(x + 3.0) / 6.0"),
+    # a torch.device that is not the literal 'cpu': MsDevice, a name Tensor.to takes, with torch's .index
+    ("device-variable-to", "x.to(torch.device('cpu' if x.dim() < 9 else 'cuda')) * 2", {"x": [2, 3]}, "values",
+     "x.to(MsDevice('cpu' if x.dim() < 9 else 'cuda')) * 2"),
+    ("device-accelerator-index", "x * torch.device('cuda', 1).index", {"x": [2, 3]}, "values",
+     "x * MsDevice('cuda', index=1).index"),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     ("tensor-uninitialised-sizes", "torch.Tensor(x.shape[0], 3)", {"x": [4]}, "shape",
