@@ -33,6 +33,11 @@ CALLS = [
      "x.to(MsDevice('cpu' if x.dim() < 9 else 'cuda')) * 2"),
     ("device-accelerator-index", "x * torch.device('cuda', 1).index", {"x": [2, 3]}, "values",
      "x * MsDevice('cuda', index=1).index"),
+    # pad_sequence: a function written into the file; both layouts, both sides
+    ("pad-sequence-batch-first", "torch.nn.utils.rnn.pad_sequence([x[0], x[1, :2], x[2, :1]], batch_first=True, "
+     "padding_value=-1.0)", {"x": [3, 4, 2]}, "values", "ms_pad_sequence([x[0], x[1, :2], x[2, :1]], batch_first=True"),
+    ("pad-sequence-left", "torch.nn.utils.rnn.pad_sequence([x[0, :1], x[1]], padding_side='left')", {"x": [2, 3, 2]},
+     "values", "ms_pad_sequence("),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     ("tensor-uninitialised-sizes", "torch.Tensor(x.shape[0], 3)", {"x": [4]}, "shape",
