@@ -277,8 +277,9 @@ def optimizer_parameters(call: Any) -> TextEdit | None:
 
 
 def optimizer_classes(root: Any, source: bytes, start: int = 0, end: int = 0) -> list[Any]:
-    """Calls of a capitalised name (a class: ``DiffGrad``, ``optim.Lamb``) whose first argument, or ``params=``,
-    is ``X.parameters()`` with ``X`` not ``self``: in torch code, an optimizer being given a model's parameters."""
+    """Calls of a capitalised name (a class: ``DiffGrad``, ``optim.Lamb``) or a name saying optimizer
+    (``self.optimizer_fn``) whose first argument, or ``params=``, is ``X.parameters()`` with ``X`` not ``self``: in
+    torch code, an optimizer being given a model's parameters."""
     found = []
     end = end or len(source)
     at = source.find(b".parameters()", start, end)
@@ -290,7 +291,8 @@ def optimizer_classes(root: Any, source: bytes, start: int = 0, end: int = 0) ->
             holder = holder.parent
         outer = holder.parent if holder is not None and holder.type == "argument_list" else None
         callee = outer.child_by_field_name("function") if outer is not None and outer.type == "call" else None
-        if callee is not None and callee.text.rsplit(b".", 1)[-1][:1].isupper():
+        last = callee.text.rsplit(b".", 1)[-1] if callee is not None else b""
+        if last[:1].isupper() or b"optim" in last.lower():  # a class, or a factory named for it (optimizer_fn)
             found.append(outer)
         at = source.find(b".parameters()", at + 1, end)
     return found

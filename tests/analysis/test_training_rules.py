@@ -65,6 +65,9 @@ def test_attribute_models_switch_mode_and_answer_module_questions(classic, tmp_p
     assert "self.runner.eval()" in text  # never called with data nor asked what a module answers: left
     assert "for p in model.get_parameters()" in text and "model.parameters_and_names()" in text
     assert "library.Lamb(model.trainable_params(), lr=0.1)" in text  # a class given them: an optimizer
+    factory = _convert(classic, "def fit(self, net):\n    return self.optimizer_fn(net.parameters(), lr=0.1), "
+                                "count(net.parameters())\n")
+    assert "self.optimizer_fn(net.trainable_params(), lr=0.1), count(net.parameters())" in factory
     done = run_without_torch(tmp_path, text, """
         import types, numpy as np, converted
         h = converted.Holder(converted.Net, types.SimpleNamespace(eval=lambda: None))

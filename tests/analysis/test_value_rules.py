@@ -38,6 +38,8 @@ CALLS = [
      "padding_value=-1.0)", {"x": [3, 4, 2]}, "values", "ms_pad_sequence([x[0], x[1, :2], x[2, :1]], batch_first=True"),
     ("pad-sequence-left", "torch.nn.utils.rnn.pad_sequence([x[0, :1], x[1]], padding_side='left')", {"x": [2, 3, 2]},
      "values", "ms_pad_sequence("),
+    # Tensor.expand's keyword overload: MindSpore takes the tuple by position only
+    ("expand-size-keyword", "torch.relu(x).expand(size=(3, 2, 4))", {"x": [2, 4]}, "values", ".expand((3, 2, 4))"),
     # torch.Tensor(n): n uninitialised float32 values (the shape and dtype are what can be compared)
     ("tensor-uninitialised-int", "torch.Tensor(x.shape[0])", {"x": [4]}, "shape", "tensor_float32(x.shape[0])"),
     ("tensor-uninitialised-sizes", "torch.Tensor(x.shape[0], 3)", {"x": [4]}, "shape",
