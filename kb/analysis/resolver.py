@@ -434,6 +434,7 @@ class Resolver:
                 continue
             scope = self.scopes.scope_of(fn) or self.scopes.add(fn)
             self.bindings.add(Binding(_text(first), scope, first.start_byte, "typed", local, first.start_byte))
+            self.non_refs.append(first.start_byte)  # renaming ``self`` retypes the method: a full analysis
             self._want(_text(first), scope.start, scope.end)
         self._classes_changed()
 
