@@ -7,9 +7,7 @@
   ``.state_dict()``, ``.load_state_dict(...)``, ``.named_modules()``), is what a model does. An
   attribute of ``self`` (``self.model.eval()``) counts the uses in its whole class. Names the resolver
   already knows (imports, typed objects) are its business.
-- ``optimizer.param_groups[i]['lr']`` read (not assigned): torch keeps a Python float there, the
-  torch-style MindSpore optimizers (``mindspore.experimental.optim``) a float32 ``Parameter``, which
-  ``'{:.6f}'.format(lr)`` rejects. ``float(...)`` gives back torch's kind of value.
+- (an optimizer group's learning rate, read and written: ``grouprates.py``)
 """
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ from typing import Any
 
 from kb.analysis.catalog import Catalog
 from kb.analysis.resolver import Site
-from kb.analysis.text import TextEdit
 
 MODE_METHODS = {b"train": "torch.nn.Module.train", b"eval": "torch.nn.Module.eval"}
 # module-only methods whose value is used (``sum(p.numel() for p in model.parameters())``): word -> (record,
@@ -35,12 +32,6 @@ MODEL_RECORD: dict[str, Any] = {
 }
 MODEL_TITLE = "Use the Cell's method"
 
-LR_RECORD: dict[str, Any] = {
-    "torch": "torch.optim.Optimizer.param_groups", "kind": "attribute", "namespace": "torch.optim",
-    "source": "curated", "targets": [], "caveats": [], "torch_signature": None,
-    "advice": "A torch-style MindSpore optimizer keeps a group's learning rate in a Parameter; float() reads it.",
-}
-LR_TITLE = "Read the group's learning rate as a float"
 
 
 def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
@@ -145,41 +136,3 @@ def _used_as_model(scope: Any, path: bytes) -> bool:
                 return True
         stack.extend(node.named_children)
     return False
-
-
-def learning_rate_reads(root: Any, source: bytes) -> list[tuple[Any, TextEdit]]:
-    """``X.param_groups[i]['lr']`` in a load context -> ``float(X.param_groups[i]['lr'])``."""
-    found = []
-    at = source.find(b".param_groups")
-    while at >= 0:
-        node = root.named_descendant_for_byte_range(at + 1, at + len(b".param_groups"))
-        read = _lr_read(node)
-        if read is not None:
-            text = source[read.start_byte:read.end_byte].decode("utf-8", "replace")
-            found.append((read, TextEdit(read.start_byte, read.end_byte, f"float({text})")))
-        at = source.find(b".param_groups", at + 1)
-    return found
-
-
-def _lr_read(ident: Any | None) -> Any | None:
-    if ident is None or ident.type != "identifier" or ident.text != b"param_groups":
-        return None
-    attribute = ident.parent
-    group = attribute.parent if attribute is not None and attribute.type == "attribute" else None
-    if group is None or group.type != "subscript" or group.child_by_field_name("value") != attribute:
-        return None
-    read = group.parent
-    if read is None or read.type != "subscript" or read.child_by_field_name("value") != group:
-        return None
-    keys = read.children_by_field_name("subscript")
-    if len(keys) != 1 or keys[0].type != "string" or keys[0].text.strip(b"'\"") != b"lr":
-        return None
-    outer = read.parent
-    if outer is not None and outer.type in ("assignment", "augmented_assignment") \
-            and outer.child_by_field_name("left") == read:
-        return None  # a store: the scheduler's business, left as it is
-    if outer is not None and outer.type == "argument_list" and outer.parent is not None \
-            and outer.parent.child_by_field_name("function") is not None \
-            and outer.parent.child_by_field_name("function").text == b"float":
-        return None  # already float(...)
-    return read

@@ -90,10 +90,10 @@ def test_attribute_models_switch_mode_and_answer_module_questions(classic, tmp_p
     assert done.stdout.split() == ["16", "6", "4"]
 
 
-def test_group_learning_rate_read_becomes_a_float_and_a_store_is_left(classic):
+def test_group_learning_rate_read_becomes_a_float_and_a_store_goes_into_the_parameter(classic):
     text = _convert(classic, "def f(opt):\n    lr = opt.param_groups[0]['lr']\n    opt.param_groups[0]['lr'] = lr * 0.5\n")
     assert "lr = float(opt.param_groups[0]['lr'])" in text
-    assert "opt.param_groups[0]['lr'] = lr * 0.5" in text
+    assert "ms_set_lr(opt.param_groups[0], lr * 0.5)" in text
 
 
 def test_cpu_device_becomes_its_string_and_another_device_the_processs(classic, tmp_path):
@@ -208,3 +208,51 @@ def test_the_optimizer_base_class_is_the_torch_style_one(classic, mint, tmp_path
         """)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "(True, True)"
+
+
+WARMUP = """\
+import torch
+
+
+class Dampen:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.lrs = [group['lr'] for group in optimizer.param_groups]
+
+    def dampen(self, omega):
+        for group in self.optimizer.param_groups:
+            group['lr'] *= omega
+
+    def restore(self):
+        for group, lr in zip(self.optimizer.param_groups, self.lrs):
+            group['lr'] = lr
+
+
+def rates(optimizer):
+    return [optimizer.param_groups[0]['lr']]
+"""
+
+
+def test_a_group_learning_rate_written_reaches_the_optimizer(classic, tmp_path):
+    """pytorch_warmup dampens group['lr'] in place: the value must reach the Parameter the MindSpore optimizer
+    steps with (rebinding the dict entry left it at the full rate), and saved rates stay plain floats."""
+    text = _convert(classic, WARMUP)
+    assert "ms_set_lr(group, float(group['lr']) * (omega))" in text and "ms_set_lr(group, lr)" in text
+    assert "[float(group['lr']) for group in optimizer.param_groups]" in text
+    done = run_without_torch(tmp_path, text, """
+        import numpy as np, converted
+        ms = converted.ms
+        net = ms.nn.Dense(2, 1)
+        opt = ms.experimental.optim.SGD(net.trainable_params(), lr=0.5)
+        d = converted.Dampen(opt)
+        d.dampen(0.0)  # a zero rate: a step leaves the weights as they are
+        before = net.weight.asnumpy().copy()
+        grads = tuple(ms.ops.ones_like(p) for p in net.trainable_params())
+        opt(grads)
+        print(np.abs(net.weight.asnumpy() - before).max(), converted.rates(opt), d.lrs)
+        d.restore()
+        opt(grads)
+        print(np.abs(net.weight.asnumpy() - before).max(), converted.rates(opt))
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-2:] == ["0.0 [0.0] [0.5]", "0.5 [0.5]"]

@@ -83,8 +83,8 @@ def _attached_container_init(root: Any, at: int) -> Any | None:
     if holder is None or holder.type != "class_definition":
         return None
     body = function.child_by_field_name("body")
-    if body is None or f"{HELPER}(self)".encode() in body.text:
-        return None
+    if body is None or not body.named_children or body.has_error or f"{HELPER}(self)".encode() in body.text:
+        return None  # (a body being typed, with a syntax error, is left until it parses)
     return function
 
 
