@@ -256,3 +256,48 @@ def test_a_group_learning_rate_written_reaches_the_optimizer(classic, tmp_path):
     """)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-2:] == ["0.0 [0.0] [0.5]", "0.5 [0.5]"]
+
+
+SCHEDULED = """\
+import torch
+
+
+def rates():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6, eta_min=0.01)
+    seen = []
+    for _ in range(3):
+        sched.step()
+        seen.append(round(opt.param_groups[0]['lr'], 6))
+    state = sched.state_dict()
+    opt2 = torch.optim.AdamW(model.parameters(), lr=0.1)
+    sched2 = torch.optim.lr_scheduler.CosineAnnealingLR(opt2, T_max=6, eta_min=0.01)
+    sched2.load_state_dict(state)
+    for group, lr in zip(opt2.param_groups, sched2.get_last_lr()):
+        group['lr'] = lr
+    for _ in range(3):
+        sched2.step()
+        seen.append(round(opt2.param_groups[0]['lr'], 6))
+    return seen
+"""
+
+
+def test_a_scheduler_resumes_from_its_state_dict_like_torch(classic, tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "original.py").write_text(SCHEDULED)
+    torch_run = subprocess.run([sys.executable, "-c", "import original; print(original.rates())"], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+    assert torch_run.returncode == 0, torch_run.stderr
+    text = _convert(classic, SCHEDULED)
+    assert "ms_scheduler_state_dict(sched)" in text and "ms_scheduler_load_state_dict(sched2, state)" in text
+    done = run_without_torch(tmp_path, text, """
+        import converted
+        print([round(x, 6) for x in converted.rates()])
+    """)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ours, theirs = eval(done.stdout.splitlines()[-1]), eval(torch_run.stdout.splitlines()[-1])
+    assert len(ours) == len(theirs) == 6
+    assert all(abs(a - b) <= 1e-6 for a, b in zip(ours, theirs, strict=True)), (ours, theirs)
