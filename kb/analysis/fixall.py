@@ -14,7 +14,7 @@ import bisect
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kb.analysis import standins
@@ -182,7 +182,11 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
                 # Definitions (adapters, helpers) go between top-level statements: two fixes may
                 # insert theirs at the same place (``edits_of`` writes them as one insertion).
                 if any(e not in taken and not _defines(e) and taken.overlaps(e) for e in use.edits):
-                    continue  # nested in another fix: next pass (an edit two fixes share is made once)
+                    # nested in another fix: made inside that fix's new text when it carries this one's old text
+                    # (``torch.save({'s': sched.state_dict()}, f)``: the receiver's torch type, which the
+                    # next pass may no longer see, was read here), else next pass
+                    _compose(use, chosen, taken, work.source)
+                    continue
                 chosen.append(use)
                 taken.extend([e for e in use.edits if not _defines(e)])
             if not chosen:
@@ -227,6 +231,29 @@ def _unsure(analysis: Any, sure: set) -> dict:
                                               f"if this is a tensor: {u.title or u.reason}")
             for u in analysis.uses if u.guess and u.call_span not in sure
             and (u.edits or (u.choice is not None and not u.choice.runs) or u.call_span in known)}
+
+
+def _compose(inner: Any, chosen: list, taken: _Taken, source: bytes) -> bool:
+    """Write ``inner``'s one edit into the chosen fix whose edit holds it, when that edit's new text carries
+    the replaced text exactly once; its definitions (helpers) join that fix."""
+    own = [e for e in inner.edits if not _defines(e)]
+    if len(own) != 1 or own[0].end <= own[0].start:
+        return False
+    edit = own[0]
+    old = source[edit.start:edit.end].decode("utf-8", "replace")
+    for number, outer in enumerate(chosen):
+        for index, held in enumerate(outer.edits):
+            if _defines(held) or not (held.start <= edit.start and edit.end <= held.end) or held.end <= held.start:
+                continue
+            if held.new_text.count(old) != 1:
+                return False
+            merged = TextEdit(held.start, held.end, held.new_text.replace(old, edit.new_text))
+            edits = outer.edits[:index] + [merged] + outer.edits[index + 1:] + [e for e in inner.edits if _defines(e)]
+            chosen[number] = replace(outer, edits=edits)  # (the analysis's own use stays as it was)
+            taken.edits.discard(held)
+            taken.edits.add(merged)
+            return True
+    return False
 
 
 def _shifted(pending: dict, shift: Callable[[int], int], edits: list[TextEdit] | None = None) -> dict:

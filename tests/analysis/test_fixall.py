@@ -140,3 +140,16 @@ def test_convert_counts(engine):
     src = "import torch\nimport torch.nn as nn\nm = nn.Linear(2, 3)\nwith torch.no_grad():\n    y = x.view(1)\n"
     result = convert_source(engine, src)
     assert (result.found, result.converted, len(result.left)) == (2, 1, 1)
+
+
+def test_a_fix_inside_another_is_made_in_the_same_pass(real_kb):
+    """``torch.save({'s': sched.state_dict()}, f)``: the scheduler's method converts inside torch.save's rewrite
+    (the next pass would no longer see that sched is a torch scheduler: it was dropped, counted as converted)."""
+    engine = Engine(real_kb, EngineSettings(device="CPU"))
+    src = ("import torch\n\n\ndef f(model, path):\n    opt = torch.optim.AdamW(model.parameters(), lr=0.1)\n"
+           "    s = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)\n"
+           "    torch.save({'m': model.state_dict(), 's': s.state_dict()}, path)\n")
+    out = convert_source(engine, src)
+    assert "ms_save({'m': model.state_dict(), 's': ms_scheduler_state_dict(s)}, path)" in out.text
+    assert "def ms_scheduler_state_dict(" in out.text and "def ms_save(" in out.text
+    assert not out.left and "import torch" not in out.text and "# msmap:" not in out.text
