@@ -245,6 +245,8 @@ def _compose(inner: Any, chosen: list, taken: _Taken, source: bytes) -> bool:
         for index, held in enumerate(outer.edits):
             if _defines(held) or not (held.start <= edit.start and edit.end <= held.end) or held.end <= held.start:
                 continue
+            if (held.start, held.end) == (edit.start, edit.end):
+                return False  # two fixes of the same text: not one inside the other
             if held.new_text.count(old) != 1:
                 return False
             merged = TextEdit(held.start, held.end, held.new_text.replace(old, edit.new_text))

@@ -33,4 +33,6 @@ def make_optimizer(model):
             edit = optimizer_parameters(call) if call is not None else None
             if edit is not None and edit.start not in done:
                 done.add(edit.start)
-                yield Finding((edit.start, edit.end), [edit], call_span=(edit.start, edit.end))
+                # (the module method's own rewrite, get_parameters, gives way: an optimizer takes trainable_params)
+                yield Finding((edit.start, edit.end), [edit], call_span=(edit.start, edit.end),
+                              replaces="torch.nn.Module.parameters")
