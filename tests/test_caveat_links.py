@@ -27,7 +27,6 @@ REVIEWED = {
     ("autograd-grad-position-weights", "torch.Tensor.backward"): "what backward() differentiates is chosen there",
     ("axis-vs-dim-keyword", "torch.concat"): "concat's dim is one of the renamed keywords",
     ("ckpt-torch-weight-names", "torch.nn.modules.module._IncompatibleKeys"): "load_state_dict's report of names",
-    ("ckpt-torch-weight-names", "torch.optim.Optimizer.load_state_dict"): "optimizer state is keyed by the names",
     ("dist-launch-and-init", "torch.nn.DataParallel"): "processes come from the launcher instead",
     ("modes-graph-limits", "torch.jit.ignore"): "code jit cannot compile, the caveat's subject",
     ("pool-stride-default-one", "torch.nn.functional.avg_pool1d"): "ops.avg_pool1d's stride defaults to 1 as the layer's",

@@ -73,6 +73,7 @@ class LocalClass:
     base_nodes: list[tuple[Any, str]] = field(default_factory=list)  # (base expr node, torch name)
     methods: dict[str, Any] = field(default_factory=dict)  # name -> function_definition
     attribute_types: dict[str, Any] = field(default_factory=dict)  # self.<attr> = <torch class>(...)
+    assigned: frozenset[str] = frozenset()  # every self.<attr> the class assigns (read when it is adopted)
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -107,10 +108,7 @@ class LocalClass:
     def shadows(self, attr: str) -> bool:
         """Whether the class assigns ``self.<attr> = ...`` (nbeats' ``self.parameters = []``): an instance
         attribute that hides the torch method of that name, so ``self.<attr>`` is data, not the method."""
-        if self.node is None or not attr.isidentifier():
-            return False
-        pattern = re.compile(rb"\bself\." + attr.encode() + rb"[ \t]*(?::[^=\n]+)?=(?!=)")
-        return pattern.search(self.node.text) is not None
+        return attr in self.assigned
 
     def attribute_type(self, attr: str) -> Any:
         """The torch class name (or local class) ``self.<attr>`` was built from, if any."""
@@ -163,3 +161,11 @@ def methods_of(class_node: Any) -> Iterator[tuple[str, Any, bool]]:
             continue
         static = any(d in ("staticmethod", "classmethod") for d in decorators)
         yield name.text.decode("utf-8", "replace"), child, not static
+
+
+SELF_ASSIGNED = re.compile(rb"\bself\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)")
+
+
+def assigned_attributes(text: bytes) -> frozenset[str]:
+    """The attributes ``self.<attr> = ...`` sets in a class's text."""
+    return frozenset(m.decode() for m in SELF_ASSIGNED.findall(text))

@@ -15,7 +15,7 @@ from typing import Any
 
 from kb.analysis import roles
 from kb.analysis.catalog import Catalog, Record
-from kb.analysis.classes import LocalClass, is_class_record, member_of, methods_of
+from kb.analysis.classes import LocalClass, assigned_attributes, is_class_record, member_of, methods_of
 from kb.analysis.imports import ImportTable, import_statement_of, is_torch_path
 from kb.analysis.scopes import Binding, Bindings, ScopeIndex
 from kb.analysis.words import find_words, word_starts
@@ -345,11 +345,6 @@ class Resolver:
         owner = binding.target if binding is not None and binding.kind == "typed" else None
         if not isinstance(owner, LocalClass):
             return
-        if not self.frozen:  # an edit of this assignment can change what the attribute holds: a full analysis
-            statement = ref.call
-            while statement.parent is not None and statement.type != "assignment":
-                statement = statement.parent
-            self.non_refs += [statement.start_byte, offset]
         if attr in owner.attribute_types:
             return
         if self.frozen:
@@ -419,6 +414,7 @@ class Resolver:
         if local.key in self._adopted or not local.is_torch():
             return
         self._adopted.add(local.key)
+        local.assigned = assigned_attributes(self.source[local.node.start_byte:local.node.end_byte])
         name = local.node.child_by_field_name("name")
         if name is not None:
             self.bindings.add(Binding(local.name, self.scopes.enclosing(local.node), name.start_byte,

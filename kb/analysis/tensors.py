@@ -382,36 +382,37 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
     return found
 
 
-PLAIN_BUILTINS = {b"len", b"int", b"float", b"str", b"bool", b"round", b"range", b"list", b"tuple", b"dict"}
-
-
 def _plain_value(receiver: Any) -> bool:
-    """A name its function assigns a Python value (``n = len(x)``, ``q, n = x[0], 3``): not a tensor."""
+    """A name its function assigns (``n = len(x)``, ``q, k = pair``, ``x = cast(int, v)``): what it holds is the
+    type rules' business (TensorNames), not the keyword's; a parameter, a global or an attribute is not."""
     if receiver.type != "identifier":
         return False
     function = receiver.parent
     while function is not None and function.type != "function_definition":
         function = function.parent
-    stack = [function] if function is not None else []
+    body = function.child_by_field_name("body") if function is not None else None
+    stack = [body] if body is not None else []
     while stack:
         node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type != "assignment":
+        if node.type in ("function_definition", "class_definition", "lambda"):
             continue
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        pairs = [(left, right)]
-        if left is not None and right is not None and left.type in ("pattern_list", "tuple_pattern") \
-                and right.type in ("expression_list", "tuple") \
-                and len(left.named_children) == len(right.named_children):
-            pairs = list(zip(left.named_children, right.named_children, strict=True))
-        for target, value in pairs:
-            if target is None or value is None or target.type != "identifier" or target.text != receiver.text:
-                continue
-            callee = value.child_by_field_name("function") if value.type == "call" else None
-            if value.type in ("integer", "float", "string", "true", "false", "none") \
-                    or callee is not None and callee.type == "identifier" and callee.text in PLAIN_BUILTINS:
-                return True
+        stack.extend(node.named_children)
+        target = node.child_by_field_name("left") if node.type in ("assignment", "augmented_assignment",
+                                                                      "for_statement", "for_in_clause") else None
+        if target is not None and any(n.type == "identifier" and n.text == receiver.text for n in _names(target)):
+            return True
     return False
+
+
+def _names(node: Any) -> list[Any]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.append(current)
+        elif current.type in ("pattern_list", "tuple_pattern", "list_pattern", "parenthesized_expression"):
+            stack.extend(current.named_children)
+    return found
 
 
 TORCH_KEYWORDS = (b"dim", b"keepdim")  # NumPy, pandas and Python's own types say ``axis``/``keepdims``

@@ -264,8 +264,8 @@ def test_mint_permute_gets_its_dims_as_a_tuple(mint, tmp_path):
     pytest.param("    q, n = x[0], len(x)\n    return q.softmax(dim=0), n.softmax(dim=1)\n", "q.softmax(axis=0)", "n.softmax(dim=1)",
                  id="parallel-assignment-with-a-non-tensor"),
     pytest.param("    q, k = pair\n    return q.transpose(0, 1)\n", None, "q.transpose(0, 1)", id="unpacking-an-unknown-value"),
-    # a keyword only torch spells so (dim=, keepdim=) says the receiver is a torch tensor, whatever it is named
-    pytest.param("    q, k = pair\n    return q.softmax(dim=0)\n", "q.softmax(axis=0)", None,
+    # a keyword only torch spells so (dim=) is no evidence for a name the function assigns: its value decides
+    pytest.param("    q, k = pair\n    return q.softmax(dim=0)\n", None, "q.softmax(dim=0)",
                  id="unpacking-an-unknown-value-given-dim"),
 ])
 def test_parallel_assignments_pair_names_with_their_values(classic, body, fixed, kept):

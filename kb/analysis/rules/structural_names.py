@@ -45,8 +45,9 @@ import torch.nn as nn
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.features = nn.Sequential()
-        self.features.add_module("block", nn.Linear(2, 2))
+        layers = nn.Sequential()
+        layers.add_module("block", nn.Linear(2, 2))
+        self.features = layers
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
