@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kb.analysis.gradclipping import clip_call
+from kb.analysis.text import TextEdit
 
 # tensor methods that convert, move or reshape a batch and never touch a model's parameters
 DATA_METHODS = frozenset({
@@ -170,3 +171,13 @@ def _descendants(node: Any) -> list[Any]:
         found.append(current)
         stack.extend(current.named_children)
     return found
+
+
+def removal(statement: Any, source: bytes) -> TextEdit:
+    """The whole line of a statement, or ``pass`` when it is its block's only statement."""
+    block = statement.parent
+    if len([c for c in block.named_children if c.type != "comment"]) == 1:
+        return TextEdit(statement.start_byte, statement.end_byte, "pass")
+    start = source.rfind(b"\n", 0, statement.start_byte) + 1
+    end = source.find(b"\n", statement.end_byte)
+    return TextEdit(start, len(source) if end < 0 else end + 1, "")

@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb.analysis.gradclipping import clip_edits
-from kb.analysis.stepparts import after_backward, data_preparation, only_call, reads_only, receiver, zero_grad_receiver
+from kb.analysis.stepparts import (
+    after_backward,
+    data_preparation,
+    only_call,
+    reads_only,
+    receiver,
+    removal,
+    zero_grad_receiver,
+)
 from kb.analysis.text import TextEdit
 
 RECORD: dict[str, Any] = {
@@ -88,7 +96,7 @@ def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | No
     if step.trailing:  # the gradients are taken where the forward ends; the statements after it read its values
         end = step.forward[-1].end_byte
         out.append(TextEdit(end, end, f"\n{indent}{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
-        out.append(_removal(step.backward, source))
+        out.append(removal(step.backward, source))
     else:
         out.append(TextEdit(step.backward.start_byte, step.backward.end_byte,
                             f"{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
@@ -96,7 +104,7 @@ def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | No
         out += clip_edits(statement, clips or {}, step.optimizer, grads, source, alias) or []
     out.append(TextEdit(step.step.start_byte, step.step.end_byte, f"{step.optimizer}({grads})"))
     for statement in step.zero_grads:
-        out.append(_removal(statement, source))
+        out.append(removal(statement, source))
     return out
 
 
@@ -235,16 +243,6 @@ def _fresh(source: bytes, name: str) -> str:
     while name.encode() in source:
         name += "_"
     return name
-
-
-def _removal(statement: Any, source: bytes) -> TextEdit:
-    """The whole line of a statement, or ``pass`` when it is its block's only statement."""
-    block = statement.parent
-    if len([c for c in block.named_children if c.type != "comment"]) == 1:
-        return TextEdit(statement.start_byte, statement.end_byte, "pass")
-    start = source.rfind(b"\n", 0, statement.start_byte) + 1
-    end = source.find(b"\n", statement.end_byte)
-    return TextEdit(start, len(source) if end < 0 else end + 1, "")
 
 
 PARAMETERS_RECORD: dict[str, Any] = {

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.stepparts import dotted, zero_grad_receiver
-from kb.analysis.text import TextEdit
 
 NAMES = ("torch.optim.Optimizer.zero_grad", "torch.nn.Module.zero_grad")
 RECORD: dict[str, Any] = {
@@ -57,16 +56,6 @@ def known_receiver(statement: Any) -> bool:
                 and first.text.decode("utf-8", "replace") == name and kind.text.rstrip(b" ]").endswith(KNOWN_TYPES):
             return True
     return False
-
-
-def removal(statement: Any, source: bytes) -> TextEdit:
-    """The whole line of a statement, or ``pass`` when it is its block's only statement."""
-    block = statement.parent
-    if len([c for c in block.named_children if c.type != "comment"]) == 1:
-        return TextEdit(statement.start_byte, statement.end_byte, "pass")
-    start = source.rfind(b"\n", 0, statement.start_byte) + 1
-    end = source.find(b"\n", statement.end_byte)
-    return TextEdit(start, len(source) if end < 0 else end + 1, "")
 
 
 def _clearing_loop(statement: Any) -> Any | None:

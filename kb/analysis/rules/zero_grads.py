@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 from kb.analysis.gradclipping import CLIPPING
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.stepparts import only_call
+from kb.analysis.stepparts import only_call, removal
 from kb.analysis.trainsteps import TrainStep, train_steps
-from kb.analysis.zerograds import NAMES, RECORD, TITLE, known_receiver, removal, zero_grads
+from kb.analysis.zerograds import NAMES, RECORD, TITLE, known_receiver, zero_grads
 
 
 @register
