@@ -377,14 +377,15 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None
         if receiver is not None and (names.is_tensor(receiver) or _data_of(receiver, use.torch_name)
-                                     or _torch_keywords(call, use.record) and not _plain_value(receiver)):
+                                     or _torch_keywords(call, use.record) and not _assigned_here(receiver)):
             found.add(use.call_span)
     return found
 
 
-def _plain_value(receiver: Any) -> bool:
-    """A name its function assigns (``n = len(x)``, ``q, k = pair``, ``x = cast(int, v)``): what it holds is the
-    type rules' business (TensorNames), not the keyword's; a parameter, a global or an attribute is not."""
+def _assigned_here(receiver: Any) -> bool:
+    """Whether the receiver is a name its function assigns (``n = len(x)``, ``q, k = pair``, ``x = cast(int, v)``):
+    what it holds is then the type rules' business (TensorNames), not the keyword's. A parameter, a global or an
+    attribute is not assigned here."""
     if receiver.type != "identifier":
         return False
     function = receiver.parent
