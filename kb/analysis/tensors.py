@@ -53,8 +53,8 @@ class TensorNames:
         self._classes: dict[int, set[bytes]] = {}
 
     def is_tensor(self, node: Any) -> bool:
-        return self._expression(node, self._names(_enclosing(node, "function_definition")),
-                                _enclosing(node, "class_definition"))
+        return self._expression(node, self._names(enclosing(node, "function_definition")),
+                                enclosing(node, "class_definition"))
 
     # -- per function -------------------------------------------------------------------
     def _names(self, function: Any | None) -> set[bytes]:
@@ -85,7 +85,7 @@ class TensorNames:
                     if item.type == "identifier":
                         assignments.setdefault(item.text, []).append((left, False))  # never a tensor
         known = _Known(parameters | set(assignments), layers=bool(parameters))
-        owner = _enclosing(function, "class_definition")
+        owner = enclosing(function, "class_definition")
         changed = True
         while changed:
             changed = False
@@ -331,7 +331,8 @@ def _is_self_method(call: Any, method: bytes) -> bool:
     return attr is not None and attr.text == method and _is_self_call(call)
 
 
-def _enclosing(node: Any, kind: str) -> Any | None:
+def enclosing(node: Any, kind: str) -> Any | None:
+    """The nearest ancestor of ``node`` of type ``kind`` (``function_definition``, ``class_definition``)."""
     parent = node.parent
     while parent is not None and parent.type != kind:
         parent = parent.parent
@@ -388,9 +389,7 @@ def _assigned_here(receiver: Any) -> bool:
     attribute is not assigned here."""
     if receiver.type != "identifier":
         return False
-    function = receiver.parent
-    while function is not None and function.type != "function_definition":
-        function = function.parent
+    function = enclosing(receiver, "function_definition")
     body = function.child_by_field_name("body") if function is not None else None
     stack = [body] if body is not None else []
     while stack:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kb.analysis.catalog import Catalog
 from kb.analysis.resolver import Site
+from kb.analysis.tensors import enclosing
 
 MODE_METHODS = {b"train": "torch.nn.Module.train", b"eval": "torch.nn.Module.eval"}
 # module-only methods whose value is used (``sum(p.numel() for p in model.parameters())``): word -> (record,
@@ -31,7 +32,6 @@ MODEL_RECORD: dict[str, Any] = {
     "advice": "A receiver used as a model gets the Cell's methods: set_train, get_parameters, cells_and_names.",
 }
 MODEL_TITLE = "Use the Cell's method"
-
 
 
 def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
@@ -75,7 +75,7 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, i
     if receiver is None or receiver.text in (b"self", b"cls") or not _plain_path(receiver) \
             or receiver.text.decode("utf-8", "replace").partition(".")[0] in skip_names - {"self"}:
         return None
-    scope = _enclosing(call, "class_definition" if receiver.type == "attribute" else "function_definition")
+    scope = enclosing(call, "class_definition" if receiver.type == "attribute" else "function_definition")
     if scope is None or not _used_as_model(scope, receiver.text) \
             or _holds_plain(scope, receiver.text, source, torch_classes):
         return None
@@ -110,12 +110,6 @@ def _holds_plain(scope: Any, path: bytes, source: bytes, torch_classes: Collecti
                 rb"(?m)^from[ \t]+\.[\w.]*[ \t]+import[^\n]*\b" + name + rb"\b", source):
             return True
     return False
-
-
-def _enclosing(node: Any, kind: str) -> Any | None:
-    while node is not None and node.type != kind:
-        node = node.parent
-    return node
 
 
 def _used_as_model(scope: Any, path: bytes) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.tensors import call_at
+from kb.analysis.tensors import call_at, enclosing
 from kb.analysis.text import TextEdit
 
 RECORD: dict[str, Any] = {
@@ -45,30 +45,20 @@ class Net(nn.Module):
 
     def find(self, context: Context) -> Iterable[Finding]:
         names = context.catalog.parameter_names()
-        held: dict[tuple[int, str], set[str]] = {}  # (class start, attribute) -> MindSpore classes assigned
-        for use in context.uses_named(("torch.nn.",)):
-            if use.record.get("kind") != "class" or not use.call_span or use.choice is None or not use.choice.api:
-                continue
-            call = call_at(context.root, use.call_span)
+        held: dict[tuple[int, str], tuple[Any, set[str]]] = {}  # (class, attribute) -> MindSpore classes assigned
+        calls = [(call_at(context.root, u.call_span), u.choice.api) for u in context.uses_named(("torch.nn.",))
+                 if u.record.get("kind") == "class" and u.call_span and u.choice is not None and u.choice.api]
+        calls += [(call, "mindspore" + call.child_by_field_name("function").text.decode("utf-8", "replace")
+                   [len(context.alias):]) for call in _converted_layers(context.root, context.source, context.alias)]
+        for call, api in calls:  # (torch layers, and layers an earlier pass has converted already)
             found = _self_attribute_assigned(call) if call is not None else None
             if found is not None:
                 holder, attribute = found
-                held.setdefault((holder.start_byte, attribute), set()).add(use.choice.api)
-        for call in _converted_layers(context.root, context.source, context.alias):  # (an earlier pass's work)
-            found = _self_attribute_assigned(call)
-            callee = call.child_by_field_name("function").text.decode("utf-8", "replace")
-            if found is not None:
-                api = "mindspore" + callee[len(context.alias):]
-                held.setdefault((found[0].start_byte, found[1]), set()).add(api)
-        for (start, attribute), apis in held.items():
+                held.setdefault((holder.start_byte, attribute), (holder, set()))[1].add(api)
+        for (_, attribute), (holder, apis) in held.items():
             each = [names.get(api, {}) for api in apis]  # every class the attribute may hold must agree
             renames = {t: m for t, m in each[0].items() if t != m and all(n.get(t) == m for n in each[1:])}
-            if not renames:
-                continue
-            holder = context.root.named_descendant_for_byte_range(start, start + 5)
-            while holder is not None and holder.type != "class_definition":
-                holder = holder.parent
-            if holder is not None:
+            if renames:
                 yield from _renamed(holder, attribute, renames, context.source)
 
 
@@ -83,9 +73,7 @@ def _self_attribute_assigned(call: Any) -> tuple[Any, str] | None:
     left = assignment.child_by_field_name("left")
     if left is None or left.type != "attribute" or left.child_by_field_name("object").text != b"self":
         return None
-    holder = assignment
-    while holder is not None and holder.type != "class_definition":
-        holder = holder.parent
+    holder = enclosing(assignment, "class_definition")
     if holder is None:
         return None
     return holder, left.child_by_field_name("attribute").text.decode("utf-8", "replace")
