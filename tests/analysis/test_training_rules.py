@@ -301,3 +301,15 @@ def test_a_scheduler_resumes_from_its_state_dict_like_torch(classic, tmp_path):
     ours, theirs = eval(done.stdout.splitlines()[-1]), eval(torch_run.stdout.splitlines()[-1])
     assert len(ours) == len(theirs) == 6
     assert all(abs(a - b) <= 1e-6 for a, b in zip(ours, theirs, strict=True)), (ours, theirs)
+
+
+def test_rates_read_as_floats_already_and_other_dicts_lr_are_left(classic):
+    src = ("def f(opt, config):\n    a = float(opt.param_groups[0]['lr'])\n    config['lr'] = 0.1\n"
+           "    for group in config['groups']:\n        group['lr'] *= 2\n    return a, config['lr']\n")
+    assert _convert(classic, src).endswith(src)  # no param_groups behind these: nothing to do
+
+
+def test_a_container_built_on_self_keeps_its_names_without_a_renaming_pass(classic):
+    text = _convert(classic, "import torch.nn as nn\n\n\nclass Net(nn.Sequential):\n    def __init__(self):\n"
+                    "        super().__init__()\n        self.add_module('fc', nn.Linear(2, 2))\n")
+    assert "ms_add_module(self, 'fc'" in text and "ms_name_parameters" not in text
