@@ -9,7 +9,6 @@ methods renamed in one fix (``forward`` -> ``construct``).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from kb.analysis.arguments import (
 from kb.analysis.factorykwargs import call_factory_edits
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
-from kb.analysis.templates import check_statement, conditions, receiver_text, removal, render
+from kb.analysis.templates import check_statement, conditions, fields, receiver_text, removal, render
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 from kb.probes.values import DIM_NAMES, combo_key, literal_value, value_class, value_verdict
@@ -203,7 +202,7 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     behaviour = behaviour_note(choice, caveats)
     held = receiver_text(site.member) if site.kind == "attribute" and site.member is not None else None
     if templates and held and site.record.get("kind") == "attribute" \
-            and all(field in ("{self}", "{ms}") for field in re.findall(r"\{[^{}]*\}", templates[0])):
+            and fields(templates[0]) == (set(), set()):  # (``{self}``/``{ms}`` only, no argument)
         # an attribute that becomes an expression of its object (``self._modules`` -> ``self.name_cells()``)
         text = templates[0].replace("{self}", held).replace("{ms}", alias)
         return Rewrite(_title(f"Rewrite as {text}", choice, behaviour),
