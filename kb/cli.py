@@ -1,6 +1,7 @@
 """``msmap`` command line: a thin dispatcher.
 
-Each sub-command lives in ``kb/commands/<name>.py`` and exposes
+Each sub-command lives in ``kb/commands/<name>.py`` (the language server's in ``lsp/command.py``: the
+library never imports the server; only this dispatcher names it) and exposes
 ``add_arguments(parser)`` and ``run(args) -> int``.  Only the module of the
 command being run is imported, so ``msmap lookup`` stays lean (no pydantic,
 no sqlite-utils, no mindspore/torch on the read path).
@@ -29,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "convert": ("kb.commands.convert", "Rewrite torch code to MindSpore where it is safe."),
     "docs": ("kb.commands.docs", "Generate the mapping-table docs from the knowledge base."),
     "serve": ("kb.commands.serve", "Browse the knowledge base in Datasette (optional extra)."),
-    "lsp": ("kb.commands.lsp", "Start the language server (stdio, or --tcp HOST:PORT)."),
+    "lsp": ("lsp.command", "Start the language server (stdio, or --tcp HOST:PORT)."),
     "weights": ("kb.commands.weights", "Convert a torch checkpoint to a MindSpore .ckpt for a converted model."),
     "verify": ("kb.commands.verify", "Run a torch model and its MindSpore conversion on the same inputs and compare."),
 }

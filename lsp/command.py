@@ -1,4 +1,7 @@
-"""msmap lsp: run the language server (stdio by default, or --tcp HOST:PORT)."""
+"""msmap lsp: run the language server (stdio by default, or --tcp HOST:PORT).
+
+It lives beside the server, not in kb/commands: the ``kb`` library never imports ``lsp``; the CLI
+dispatcher (kb/cli.py) names this module and imports it only when ``msmap lsp`` runs."""
 from __future__ import annotations
 
 import argparse
