@@ -119,3 +119,15 @@ def test_a_cycle_is_found_through_relative_and_package_imports(tmp_path):
     assert find_cycle(graph) is None  # TYPE_CHECKING and function-level imports do not count
     (pkg / "sub" / "c.py").write_text("from .. import a\n")
     assert find_cycle(import_graph(tmp_path, ("kb",))) == ["kb.a", "kb.sub.b", "kb.sub", "kb.sub.c", "kb.a"]
+
+
+def test_the_library_never_imports_the_language_server():
+    """The server sits on the library, never the reverse: no module of kb/ imports lsp (at any level, functions
+    included); ``msmap lsp`` is reached through the CLI dispatcher's module name (kb/cli.py -> lsp/command.py)."""
+    offenders = []
+    for name, path in module_names(ROOT, ("kb",)).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            offenders += [f"{name} imports {t}" for t in targets if t == "lsp" or t.startswith("lsp.")]
+    assert not offenders, offenders
