@@ -358,7 +358,9 @@ def rewrite_proofs(probes: list, ms_version: str | None) -> dict[tuple[str | Non
 
 def _apply_rewrite_proof(row: dict, probe: dict) -> None:
     """The engine's own rewrite, executed next to torch, decides: a failure turns ``auto`` off
-    with the failure as the reason (``_gate_unproven`` turns off the unproven ones)."""
+    with the failure as the reason, the note's first sentence (what a use's marker says; a signature
+    comparison after it blocked nothing: a call never passing ``layout`` is not refused for it), as
+    ``_gate_unproven`` does for the unproven ones."""
     row["proof"] = json.dumps({k: probe.get(k) for k in ("result", "detail", "passed", "failed", "ms_version",
                                                           "device", "values", "value_failures", "combos")},
                               ensure_ascii=False)
@@ -366,7 +368,7 @@ def _apply_rewrite_proof(row: dict, probe: dict) -> None:
         verdict = (f"Rewrite probe (mindspore {probe.get('ms_version')}, {probe.get('device') or 'cpu'}): "
                    f"{probe.get('detail')}. The rewrite msmap would emit gives other results than torch, "
                    "so msmap does not apply it automatically.")
-        row["note"] = f"{row['note']}\n\n{verdict}" if row.get("note") else verdict
+        row["note"] = f"{verdict}\n\n{row['note']}" if row.get("note") else verdict
         row["auto"] = 0
 
 

@@ -1,0 +1,108 @@
+"""Creation functions, grids, fold/unfold and complex views convert as real model files call them (issue 26):
+a parameter the call leaves at torch's default (``layout``, ``out``, ``requires_grad=False``) or passes where
+MindSpore places tensors itself (``device=``) blocks nothing; the rewrites emitted are the ones the call forms
+proved (data/probes/callforms.yaml, data/curated/proven_calls.yaml). Each call is converted per family
+(``--device CPU``) and run next to torch (values, shapes and dtypes); a value MindSpore cannot honour keeps its
+marker."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kb.analysis.convert import convert_source
+from kb.build import _apply_rewrite_proof
+from kb.probes.calls import Case, snippet
+from tests.analysis.executed import assert_converted_and_matching, convert_and_run
+
+# (id, torch expression, inputs, is a layer, text the classic rewrite must hold)
+CALLS = [
+    # windows: torch's float32 (MindSpore gives float64), an int length (bartlett/blackman want a Tensor)
+    ("hann-symmetric", "torch.hann_window(10, periodic=False)", {}, False, ".astype(ms.float32)"),
+    ("hann-device-no-grad", "torch.hann_window(x.shape[-1], device=x.device, requires_grad=False) * x",
+     {"x": [2, 5]}, False, None),
+    ("bartlett-dtype", "torch.bartlett_window(5, dtype=torch.float64)", {}, False, "ms.Tensor(5)"),
+    ("blackman-periodic", "torch.blackman_window(12, True)", {}, False, None),
+    ("kaiser-beta", "torch.kaiser_window(6, False, 5.0)", {}, False, None),
+    # ranges: logspace's float base and int ends, linspace's dtype, arange and eye on a device
+    ("logspace-base", "torch.logspace(0., 2., 5, base=2)", {}, False, "ms_logspace("),
+    ("logspace-int-ends", "torch.logspace(-2, 2, 5)", {}, False, None),
+    ("linspace-dtype-device", "torch.linspace(0, 3, 4, dtype=torch.float64, device=x.device)", {"x": [1]}, False,
+     None),
+    ("arange-device-dtype", "torch.arange(1, 7, 2, dtype=torch.float32, device=x.device) + x", {"x": [3]}, False,
+     None),
+    ("eye-device", "torch.eye(4, device=x.device, requires_grad=False) @ x", {"x": [4, 2]}, False, None),
+    ("full-device", "torch.full(x.shape, 0.5, device=x.device) * x", {"x": [2, 3]}, False, None),
+    ("empty-device", "torch.empty(3, 2, device=x.device).shape", {"x": [1]}, False, None),
+    # meshgrid: torch's 'ij' default, a list of tensors
+    ("meshgrid-default", "torch.meshgrid(a, b)", {"a": [2], "b": [3]}, False, "ms_meshgrid(a, b)"),
+    ("meshgrid-list-xy", "torch.meshgrid([a, b], indexing='xy')", {"a": [4], "b": [3]}, False, None),
+    # F.pad's constant value written as an int or a bool
+    ("pad-int-value", "F.pad(x, (2, 1), value=0)", {"x": [2, 3]}, False, None),
+    ("pad-bool-value", "F.pad(x < 0, (0, 0, 1, 0), value=True)", {"x": [2, 3, 2]}, False, None),
+    # as_tensor with a device, complex views
+    ("as-tensor-device", "torch.as_tensor([[1.0], [2.0]], device=x.device) * x", {"x": [2, 3]}, False,
+     "ms_as_tensor("),
+    ("complex-roundtrip", "torch.view_as_real(torch.view_as_complex(x) * 2)", {"x": [2, 3, 2]}, False, None),
+    # im2col / col2im (mint's classes have no CPU kernel: a cell over ops.unfold / ops.fold)
+    ("unfold-layer", "nn.Unfold(kernel_size=3, stride=2, padding=1)", {"x": [1, 2, 7, 7]}, True, "MsUnfold("),
+    ("fold-layer", "nn.Fold(output_size=4, kernel_size=2, stride=2)", {"x": [2, 8, 4]}, True, "MsFold("),
+    ("f-fold", "F.fold(x, (3, 4), (2, 2))", {"x": [1, 8, 6]}, False, "ms_fold("),
+    # Transformer stacks with torch's weights (dropout is off in eval mode)
+    ("encoder-stack", "nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 4, 12, batch_first=True), 3)",
+     {"x": [3, 4, 8]}, True, None),
+    ("decoder-stack", "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 12, activation='gelu'), 2)",
+     {"t": [3, 2, 8], "m": [4, 2, 8]}, True, None),
+]
+
+
+@pytest.fixture(scope="module")
+def executed(real_kb, tmp_path_factory):
+    """Every call converted per family and run next to torch (one batch of subprocesses)."""
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
+        Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), layer), inputs=inputs, layer=layer)
+        for cid, expr, inputs, layer, _ in CALLS])
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+@pytest.mark.parametrize("cid, expr, inputs, layer, text", CALLS, ids=[c[0] for c in CALLS])
+def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs, layer, text):
+    case = executed[f"{family}/{cid}"]
+    assert_converted_and_matching(case, expr)
+    if text and family == "classic":
+        assert text in case.converted
+
+
+@pytest.mark.parametrize("source, why", [
+    ("w = torch.hann_window(8, requires_grad=True)\n", "requires_grad"),
+    ("w = torch.logspace(0, 1, 5, out=buffer)\n", "out"),
+    ("w = torch.linspace(0, 1, 5, layout=torch.sparse_coo)\n", "layout"),
+    ("t = torch.arange(4, requires_grad=True)\n", "requires_grad"),
+])
+def test_a_parameter_mindspore_cannot_honour_keeps_its_marker(classic, mint, source, why):
+    for engine in (classic, mint):
+        out = convert_source(engine, "import torch\n" + source).text
+        line = next(line for line in out.splitlines() if "# msmap:" in line)
+        assert line.startswith(source.rstrip("\n")) and why in line, line
+
+
+def test_parameters_a_call_leaves_at_torch_s_default_are_not_written(classic):
+    out = convert_source(classic, "import torch\nw = torch.hann_window(8, periodic=False, requires_grad=False)\n"
+                                  "g = torch.meshgrid(a, b, indexing='ij')\n").text
+    assert "w = ms.ops.hann_window(8, periodic=False).astype(ms.float32)" in out
+    assert "g = ms_meshgrid(a, b, indexing='ij')" in out
+    assert "# msmap:" not in out
+
+
+def test_a_failed_rewrite_probe_is_the_first_sentence_of_the_note():
+    """The marker of a use quotes the note's first sentence: the probe's finding, not a signature comparison
+    that blocked nothing (hann_window's layout, which no call passed, was shown as the reason)."""
+    row = {"api": "mindspore.ops.hann_window", "auto": 1,
+           "note": "Signature comparison: torch-only: layout, requires_grad; dropped: device."}
+    probe = {"result": "failed", "ms_version": "2.10.0", "device": "cpu",
+             "detail": "positional call: wrong: dtype: out: values equal but dtype float32 (torch) vs float64"}
+    _apply_rewrite_proof(row, probe)
+    assert row["auto"] == 0
+    assert row["note"].startswith("Rewrite probe (mindspore 2.10.0, cpu): positional call: wrong: dtype")
+    assert row["note"].endswith("dropped: device.")
+    assert json.loads(row["proof"])["result"] == "failed"
