@@ -1,8 +1,16 @@
-"""In-place tensor methods without a kernel on the configured device: ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.
+"""In-place tensor methods MindSpore cannot run as written: ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.
 
-MindSpore 2.10's in-place tensor methods (``fill_``, ``zero_``, ``clamp_``, ``masked_fill_``, ``sigmoid_``, ...)
-are kernels the CPU build lacks (probes: data/probes/defs/kernels_methods.yaml); their out-of-place forms run
-there.  The out-of-place form is written only where it means what torch's in-place call means:
+Every in-place method of torch's Tensor (``<name>_``) whose chosen target is not a same-named method that works
+here is rewritten through its out-of-place twin ``<name>``, planned from that twin's record (so what is covered
+is torch's in-place methods whose twin converts, never a hand-kept list):
+
+- no MindSpore method at all (``triu_``, ``tril_``, ``abs_``, ``exp2_`` ...: the KB's derived "no usable X_");
+- a method without a kernel on the configured device, or one that runs without writing its receiver
+  (MindSpore 2.10's ``fill_``, ``clamp_`` ... have no CPU kernel; ``add_``, ``mul_``, ``exp_`` ... return a new
+  tensor and leave the receiver as it was: kernel probes in data/probes/defs/kernels_*.yaml);
+- a same-named method whose rewrite probe ran it next to torch and failed (``fill_diagonal_``, ``put_``).
+
+The out-of-place form is written only where it means what torch's in-place call means:
 
 - a whole statement whose receiver is a name the function assigns, or an argument it returns:
   ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.  Rebinding keeps gradients right (``Tensor.assign_value`` would
@@ -21,7 +29,10 @@ there.  The out-of-place form is written only where it means what torch's in-pla
 Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the
 use is left for a human with the reason.  The out-of-place call is planned as the engine plans
 ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and become
-``ops.full_like`` / ``ops.zeros_like``.
+``ops.full_like`` / ``ops.zeros_like``.  An in-place comparison or logical op keeps the receiver's dtype in torch
+(``m.eq_(0)`` leaves a float tensor of 0.0 and 1.0), so its boolean twin is cast back (``.astype(m.dtype)``);
+``bernoulli_`` is left with the reason (``x.bernoulli()`` reads ``x`` as the probabilities, ``bernoulli_(p)``
+draws with ``p`` whatever ``x`` holds).
 """
 from __future__ import annotations
 
@@ -45,13 +56,31 @@ NO_METHOD: dict[str, Callable[[str, list[str]], tuple[str, str]]] = {
     "zero_": lambda ms, args: (f"{ms}.ops.zeros_like(", ")"),
 }
 NO_METHOD_ARITY = {"fill_": 1, "zero_": 0}
+# twins returning booleans: torch's in-place form writes the result in the receiver's dtype
+BOOLEAN_TWINS = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+})
+# in-place methods whose twin means something else for the same arguments: why they are left
+OTHER_MEANING = {
+    "bernoulli_": "x.bernoulli_(p) draws with probability p, while x.bernoulli() reads x as the probabilities",
+}
 
 
 def applies(site: Site, choice: Any) -> bool:
-    """An in-place tensor method call whose chosen target has no kernel on the configured device."""
-    return (choice is not None and not choice.runs and site.kind == "call" and site.member is not None
-            and site.call is not None and site.torch_name.startswith("torch.Tensor.")
-            and site.torch_name.endswith("_") and not site.torch_name.endswith("__"))
+    """An in-place tensor method call (``x.<name>_(...)``) whose chosen target does not run as written here: none
+    (no MindSpore method), no kernel on the configured device (or one that leaves the receiver unchanged), or a
+    same-named method that gave other results than torch (a method merely unproven on this machine's CPU is kept
+    for another device, where its kernel may exist)."""
+    if not (site.kind == "call" and site.member is not None and site.call is not None
+            and site.torch_name.startswith("torch.Tensor.") and site.torch_name.endswith("_")
+            and not site.torch_name.endswith("__")):
+        return False
+    if choice is None or not choice.api or not choice.runs:
+        return True
+    leaf = site.torch_name.rsplit(".", 1)[1]
+    proof = choice.target.get("proof") or {}
+    return choice.api == f"mindspore.Tensor.{leaf}" and proof.get("result") == "failed"
 
 
 def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site], Any],
@@ -79,6 +108,8 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
                       "and the use")
     receiver_text = receiver.text.decode("utf-8", "surrogateescape")
+    if name in OTHER_MEANING:
+        raise Blocked(OTHER_MEANING[name])
     if name in NO_METHOD:
         args, _ = read_arguments(call)
         if len(args) != NO_METHOD_ARITY[name] or any(a.star for a in args):
@@ -100,6 +131,8 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         text = apply_edits(call.text, [TextEdit(e.start - call.start_byte, e.end - call.start_byte, e.new_text)
                                        for e in edits]).decode("utf-8", "surrogateescape")
         text = text.replace(written, receiver_text, 1) if written != receiver_text else text
+        if name[:-1] in BOOLEAN_TWINS:
+            text = f"{text}.astype({receiver_text}.dtype)"  # m.eq_(0): m stays float
     if sliced or whole and receiver.type == "identifier" and _local(receiver):
         text = f"{receiver_text} = {text}"  # x = x.clamp(...); qkv_bias[a:b] = ops.zeros_like(qkv_bias[a:b])
     elif whole:

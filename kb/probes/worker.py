@@ -19,7 +19,8 @@ from typing import Any
 
 STOP_AFTER_MS_ERROR = 3
 NO_KERNEL_RE = re.compile(r"kernel \S+ unregistered|Select CPU operator\[\w+\] fail|Create kernelmod for op \w+ failed|"
-                          r"Not found op \w+ on device CPU|only supports? Ascend|not (?:be )?supported on (?:the )?CPU|"
+                          r"Not found op \w+ on device CPU|only supports? Ascend|"
+                          r"not (?:be )?supported on (?:the )?(?:CPU|this device)|"
                           r"no (?:CPU )?kernel|"
                           r"Unsupported op .* on CPU|can not find (?:any )?(?:kernel|op)|does not support CPU|"
                           r"not support(?:ed)? (?:in|on) CPU|KernelNotFound|Not found kernel|"
