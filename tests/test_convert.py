@@ -13,7 +13,7 @@ from kb.commands import convert as convert_command
 SOURCE = (
     "import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n    def __init__(self):\n"
     "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
-    "        return self.fc(x)\n\nwith torch.autocast('cuda'):\n    y = Net()(torch.zeros(1, 4))\n"
+    "        return self.fc(x)\n\nwith torch.profiler.profile():\n    y = Net()(torch.zeros(1, 4))\n"
 )
 
 
@@ -71,7 +71,7 @@ def test_out_writes_converted_and_copies_the_rest(capsys, db, project, tmp_path)
     converted = (written / "model.py").read_text()
     ast.parse(converted)
     assert "class Net(ms.nn.Cell):" in converted and "def construct(self, x):" in converted
-    assert "# msmap:" in converted and "(see: msmap lookup torch.autocast)" in converted
+    assert "# msmap:" in converted and "(see: msmap lookup torch.profiler.profile)" in converted
     assert (written / "broken.py").read_bytes() == (project / "pkg" / "broken.py").read_bytes()
     assert (written / "README.md").read_bytes() == (project / "pkg" / "README.md").read_bytes()
     assert (written / "data.bin").read_bytes() == b"\x00\x01torch"

@@ -23,6 +23,9 @@ EXACT_PARENTS: dict[str, tuple[str, ...]] = {
     "torch.optim.Optimizer": (),
     "torch.nn.Module": (),
     "torch.Tensor": (),
+    "torch.cuda.amp.GradScaler": ("torch.amp.GradScaler",),
+    "torch.cpu.amp.GradScaler": ("torch.amp.GradScaler",),
+    "torch.amp.GradScaler": (),
 }
 PREFIX_PARENTS: tuple[tuple[str, str], ...] = (
     ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler.LRScheduler"),

@@ -1,7 +1,8 @@
 """The statements around a training step's ``L.backward()`` (kb/analysis/trainsteps.py reads them).
 
 - after the backward, up to ``O.step()``: gradient clipping (alone, or under an ``if`` with no
-  ``else``) and ``zero_grad()`` calls; anything else there keeps the step for a human;
+  ``else``) and ``zero_grad()`` calls; anything else there keeps the step for a human. After a
+  GradScaler's ``S.scale(L).backward()`` the step is ``S.step(O)``, and ``S.unscale_(O)`` may come first;
 - before it, after the statement computing ``L``: statements that only read the forward's values
   (``total += loss.item()``, ``optimizer.zero_grad()``), never changing one in place;
 - at the forward's start: data preparation (``x, y = x.float().to(device), y.long().to(device)``),
@@ -10,7 +11,7 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kb.analysis.gradclipping import clip_call
 from kb.analysis.text import TextEdit
@@ -64,17 +65,65 @@ def zero_grad_receiver(statement: Any) -> str | None:
     return receiver(only_call(statement), b"zero_grad", keywords=True)
 
 
-def after_backward(following: list, clips: dict[int, str]) -> tuple[Any, str, list, list] | str:
-    """(the ``O.step()`` statement, ``O``, the clipping statements, the zero_grad statements) found in the
-    statements after a backward, or why there is no step to convert."""
+def scaled_backward(call: Any | None) -> tuple[str, str] | None:
+    """(``S``, ``L``) of ``S.scale(L).backward()``: a GradScaler's scaled loss (``S`` a name or ``self.a``, ``L`` a
+    name)."""
+    if receiver(call, b"backward") is not None or call is None:
+        return None
+    function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    if function is None or function.type != "attribute" or arguments is None or arguments.named_children \
+            or function.child_by_field_name("attribute").text != b"backward":
+        return None
+    scale = scaler_call(function.child_by_field_name("object"), b"scale")
+    return scale if scale is not None and scale[1].isidentifier() else None
+
+
+def scaler_call(call: Any | None, method: bytes) -> tuple[str, str] | None:
+    """(``S``, ``A``) of ``S.method(A)`` with one positional argument, ``S`` and ``A`` names or ``self.a.b``."""
+    if call is None or call.type != "call":
+        return None
+    function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    items = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    if function is None or function.type != "attribute" or len(items) != 1 \
+            or function.child_by_field_name("attribute").text != method:
+        return None
+    scaler, argument = dotted(function.child_by_field_name("object")), dotted(items[0])
+    return (scaler, argument) if scaler is not None and argument is not None else None
+
+
+class After(NamedTuple):
+    """The statements after a backward, up to its step."""
+
+    step: Any  # ``O.step()`` (``S.step(O)`` after a scaled backward)
+    optimizer: str
+    clipping: list
+    zero_grads: list
+    unscales: list  # ``S.unscale_(O)`` statements
+
+
+def after_backward(following: list, clips: dict[int, str], scaler: str | None = None) -> After | str:
+    """The step, its optimizer, the clipping, zero_grad and unscale statements found in the statements after a
+    backward (``scaler``: the GradScaler of a scaled one), or why there is no step to convert."""
     clipping: list[Any] = []
     zero_grads: list[Any] = []
+    unscales: list[Any] = []
     for statement in following:
         optimizer = receiver(only_call(statement), b"step")
+        scaled = scaler_call(only_call(statement), b"step")
+        if scaler is not None and scaled is not None and scaled[0] == scaler:
+            if any(scaler_call(only_call(u), b"unscale_") != scaled for u in unscales):
+                return "the gradients are unscaled for another optimizer than the one stepped"
+            return After(statement, scaled[1], clipping, zero_grads, unscales)
         if optimizer is not None:
-            return statement, optimizer, clipping, zero_grads
+            if scaler is not None:
+                return f"the loss is scaled by {scaler}, and the optimizer steps without it ({optimizer}.step())"
+            return After(statement, optimizer, clipping, zero_grads, unscales)
         if zero_grad_receiver(statement) is not None:
             zero_grads.append(statement)
+            continue
+        unscale = scaler_call(only_call(statement), b"unscale_")
+        if scaler is not None and unscale is not None and unscale[0] == scaler:
+            unscales.append(statement)
             continue
         if clip_call(statement, clips) is not None:
             clipping.append(statement)

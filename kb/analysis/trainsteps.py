@@ -3,7 +3,7 @@
 MindSpore has no ``backward`` on a tensor: gradients come from a function of the forward
 computation (``mindspore.value_and_grad``) and an optimizer is called with them. In one block
 (a loop body, usually) the rule finds ``L.backward()`` followed directly by ``O.step()``, takes
-the assignments just before the backward that compute ``L`` (back to the block's start, a
+the assignments just before the backward that compute ``L`` (kb/analysis/forwards.py) (back to the block's start, a
 ``O.zero_grad()`` or the first statement ``L`` does not need), and writes them as a function::
 
     optimizer.zero_grad()                    ->  (removed: gradients are computed afresh)
@@ -25,6 +25,14 @@ conversion assumes torch's gradients are zero at the backward (a zero_grad befor
 previous step), as value_and_grad's are. A ``L.backward()`` that is no such step is reported with
 its reason: several backwards before a step (accumulation), no step after it in the same block,
 another statement between them, a forward that reads a name before assigning it.
+
+A GradScaler's step (``S.scale(L).backward(); S.unscale_(O); ...; S.step(O); S.update()``) differentiates
+``S.scaled(forward_fn)`` (the scaled loss first, then the forward's values), and its unscale and step take the
+gradients: ``grads = S.unscale_(O, grads)``, ``S.step(O, grads)``; ``S.update()`` stays (``S`` is an
+``MsGradScaler``, data/curated/amp.yaml). A ``with`` block of assignments in the forward (``with autocast():``)
+moves into the function whole. A step whose backward sits in every branch of an ``if`` after the forward
+(``if use_amp: S.scale(L).backward() ... else: L.backward() ...``) defines the function once before the ``if`` and
+takes the gradients in each branch.
 """
 from __future__ import annotations
 
@@ -32,10 +40,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.analysis.forwards import backward_loss, computed_at, forward_of, statements
 from kb.analysis.gradclipping import clip_edits
 from kb.analysis.stepparts import (
+    After,
     after_backward,
-    data_preparation,
     only_call,
     reads_only,
     receiver,
@@ -50,7 +59,19 @@ RECORD: dict[str, Any] = {
     "advice": "A training step becomes a forward function, mindspore.value_and_grad and optimizer(grads).",
 }
 TITLE = "Compute the gradients with mindspore.value_and_grad and call the optimizer with them"
+# the spellings of GradScaler whose methods (scale, unscale_, step) a scaled step converts
+SCALERS = tuple(f"torch.{name}GradScaler." for name in (
+    "amp.", "cuda.amp.", "cpu.amp.", "", "amp.grad_scaler.", "cuda.amp.grad_scaler.", "cpu.amp.grad_scaler."))
 INDENT = "    "
+
+
+@dataclass
+class Branch:
+    """One backward and its step (a branch of an ``if``, for a branched step)."""
+
+    backward: Any  # the ``L.backward()`` / ``S.scale(L).backward()`` expression statement
+    after: After  # its step, optimizer, clipping, zero_grad and unscale statements
+    scaler: str | None  # ``S`` of a scaled backward
 
 
 @dataclass
@@ -64,6 +85,9 @@ class TrainStep:
     names: list  # names the forward assigns, the loss first
     clipping: list = field(default_factory=list)  # gradient clipping statements between the backward and the step
     trailing: bool = False  # statements between the forward and the backward: the gradients are taken after the forward
+    scaler: str | None = None  # ``S`` of ``S.scale(L).backward()``
+    unscales: list = field(default_factory=list)  # ``S.unscale_(O)`` statements between the backward and the step
+    branches: list = field(default_factory=list)  # a branched step: every branch's Branch (this backward's among them)
 
 
 def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None,
@@ -81,7 +105,7 @@ def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None
 
 
 def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | None = None) -> list[TextEdit]:
-    indent = _indent(source, step.backward.start_byte)
+    indent = _indent(source, step.forward[0].start_byte)
     fn, grads = _fresh(source, "forward_fn"), _fresh(source, "grads")
     out = []
     for number, statement in enumerate(step.forward):  # the forward's lines, one level deeper
@@ -90,21 +114,67 @@ def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | No
         for offset in _line_starts(source, statement.start_byte, statement.end_byte):
             out.append(TextEdit(offset, offset, INDENT))
     values = ", ".join(step.names)
-    aux = len(step.names) > 1
-    target = f"({values})" if aux else step.loss
-    call = f"{alias}.value_and_grad({fn}, None, {step.optimizer}.parameters{', has_aux=True' if aux else ''})()"
+    end = step.forward[-1].end_byte
+    if step.branches:  # the function is defined once; every branch takes its gradients
+        out.append(TextEdit(end, end, f"\n{indent}{INDENT}return {values}"))
+        for branch in step.branches:
+            taken = _taken(step, branch.scaler, branch.after.optimizer, fn, grads, source, alias)
+            out.append(TextEdit(branch.backward.start_byte, branch.backward.end_byte, taken))
+            out += _after_edits(branch.after, branch.scaler, grads, source, alias, clips)
+        return out + [removal(statement, source) for statement in step.zero_grads]
+    taken = _taken(step, step.scaler, step.optimizer, fn, grads, source, alias)
     if step.trailing:  # the gradients are taken where the forward ends; the statements after it read its values
-        end = step.forward[-1].end_byte
-        out.append(TextEdit(end, end, f"\n{indent}{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
+        out.append(TextEdit(end, end, f"\n{indent}{INDENT}return {values}\n{indent}{taken}"))
         out.append(removal(step.backward, source))
     else:
         out.append(TextEdit(step.backward.start_byte, step.backward.end_byte,
-                            f"{INDENT}return {values}\n{indent}{target}, {grads} = {call}"))
-    for statement in step.clipping:
-        out += clip_edits(statement, clips or {}, step.optimizer, grads, source, alias) or []
-    out.append(TextEdit(step.step.start_byte, step.step.end_byte, f"{step.optimizer}({grads})"))
+                            f"{INDENT}return {values}\n{indent}{taken}"))
+    after = After(step.step, step.optimizer, step.clipping, [], step.unscales)
+    out += _after_edits(after, step.scaler, grads, source, alias, clips)
     for statement in step.zero_grads:
         out.append(removal(statement, source))
+    return out
+
+
+def scaler_calls(step: TrainStep) -> list[int]:
+    """Where the GradScaler calls of a step's own branch start: ``S.scale(L)`` in its backward, ``S.unscale_(O)``,
+    ``S.step(O)``."""
+    if step.scaler is None:
+        return []
+    function = step.backward.named_children[0].child_by_field_name("function")  # (a statement that is one call)
+    return [function.child_by_field_name("object").start_byte, step.step.start_byte] + \
+        [u.start_byte for u in step.unscales]
+
+
+def _taken(step: TrainStep, scaler: str | None, optimizer: str, fn: str, grads: str, source: bytes,
+           alias: str) -> str:
+    """``(values), grads = value_and_grad(...)()``: of ``S.scaled(fn)`` (the scaled loss first) for a scaled
+    backward."""
+    values = ", ".join(step.names)
+    if scaler is not None:
+        return (f"({_fresh(source, 'scaled_loss')}, {values}), {grads} = {alias}.value_and_grad("
+                f"{scaler}.scaled({fn}), None, {optimizer}.parameters, has_aux=True)()")
+    aux = len(step.names) > 1
+    target = f"({values})" if aux else step.loss
+    return f"{target}, {grads} = {alias}.value_and_grad({fn}, None, {optimizer}.parameters" \
+        f"{', has_aux=True' if aux else ''})()"
+
+
+def _after_edits(after: After, scaler: str | None, grads: str, source: bytes, alias: str,
+                 clips: dict[int, str] | None) -> list[TextEdit]:
+    """Clipping on ``grads``, ``grads = S.unscale_(O, grads)``, and the step: ``O(grads)`` or ``S.step(O, grads)``."""
+    out = []
+    for statement in after.clipping:
+        out += clip_edits(statement, clips or {}, after.optimizer, grads, source, alias) or []
+    for statement in after.unscales:
+        arguments = statement.named_children[0].child_by_field_name("arguments")
+        out.append(TextEdit(statement.start_byte, statement.start_byte, f"{grads} = "))
+        out.append(TextEdit(arguments.end_byte - 1, arguments.end_byte - 1, f", {grads}"))
+    if scaler is not None:
+        arguments = after.step.named_children[0].child_by_field_name("arguments")
+        out.append(TextEdit(arguments.end_byte - 1, arguments.end_byte - 1, f", {grads}"))
+    else:
+        out.append(TextEdit(after.step.start_byte, after.step.end_byte, f"{after.optimizer}({grads})"))
     return out
 
 
@@ -117,113 +187,85 @@ def _step_at(root: Any, at: int, clips: dict[int, str]) -> TrainStep | tuple[Any
     if statement is None or statement.type != "expression_statement" or statement.parent is None \
             or only_call(statement) is None:
         return None
-    loss = _method_receiver(call, b"backward")
+    loss, scaler = backward_loss(call)
     if loss is None:
-        return (statement, "the loss is not a name (scaler.scale(loss).backward(): a GradScaler; a call's result)") \
+        return (statement, "the loss is not a name (a call's result, an attribute)") \
             if receiver(call, b"backward") is None and call.child_by_field_name("function").type == "attribute" \
             else None
     block = statement.parent
-    siblings = [c for c in block.named_children if c.type != "comment"]
+    siblings = statements(block)
     index = next(i for i, s in enumerate(siblings) if s.id == statement.id)
-    if any(_method_receiver(_only_call(s), b"backward") for s in siblings if s.id != statement.id):
+    if any(backward_loss(only_call(s))[0] for s in siblings if s.id != statement.id):
         return statement, "several backwards in one block: gradients accumulated before a step"
-    after = after_backward(siblings[index + 1:], clips)
+    after = after_backward(siblings[index + 1:], clips, scaler)
     if isinstance(after, str):
         return statement, after
-    following, optimizer, clipping, between_zero_grads = after
-    zero_grads = [s for s in siblings if zero_grad_receiver(s) == optimizer and s.id not in
-                  {z.id for z in between_zero_grads}] + between_zero_grads
-    computed = next((i for i in range(index - 1, -1, -1) if loss in (_assigned(siblings[i]) or [])), None)
+    zero_grads = [s for s in siblings if zero_grad_receiver(s) == after.optimizer and s.id not in
+                  {z.id for z in after.zero_grads}] + after.zero_grads
+    computed = computed_at(siblings, index, loss)
     if computed is None:
-        return statement, f"no assignment to {loss} before it in the same block (the forward to differentiate)"
-    forward: list[Any] = []
-    needed = {loss}
-    for previous in reversed(siblings[:computed + 1]):
-        assigned = _assigned(previous)
-        if assigned is None or not (set(assigned) & needed):
-            break
-        if forward and not _closure_safe([previous] + forward) and data_preparation(previous, assigned):
-            break  # x = x.to(device): stays before the forward, which reads x
-        forward.insert(0, previous)
-        needed |= _read(previous.named_children[0].child_by_field_name("right"))
-    if not _closure_safe(forward):
-        return statement, "the forward's statements read a name before assigning it (it would be unbound in a function)"
-    names = list(dict.fromkeys([loss] + [n for s in forward for n in _assigned(s) or [] if n != loss]))
+        return _branched(statement, block, loss, clips) or \
+            (statement, f"no assignment to {loss} before it in the same block (the forward to differentiate)")
+    found = forward_of(siblings, computed, loss)
+    if isinstance(found, str):
+        return statement, found
+    forward, names = found
     trailing = siblings[computed + 1:index]
     for other in trailing:
         if zero_grad_receiver(other) is not None:
             zero_grads.append(other)
         elif not reads_only(other, set(names)):
             return statement, "a statement between the loss and its backward that is not only a read of the forward"
-    return TrainStep(statement, following, forward, list({z.id: z for z in zero_grads}.values()), loss, optimizer,
-                     names, clipping, bool(trailing))
+    return TrainStep(statement, after.step, forward, list({z.id: z for z in zero_grads}.values()), loss,
+                     after.optimizer, names, after.clipping, bool(trailing), scaler, after.unscales)
 
 
-def _only_call(statement: Any) -> Any | None:
-    if statement is None or statement.type != "expression_statement" or len(statement.named_children) != 1:
+def _branched(statement: Any, block: Any, loss: str, clips: dict[int, str]) -> TrainStep | tuple[Any, str] | None:
+    """The step of a backward in a branch of an ``if`` that follows the forward computing ``loss``: every branch
+    (an ``else`` included) holds one backward of ``loss`` and its step; None when the block is no such branch."""
+    holder = block.parent
+    conditional = holder if holder is not None and holder.type == "if_statement" else \
+        holder.parent if holder is not None and holder.type in ("elif_clause", "else_clause") else None
+    if conditional is None or conditional.type != "if_statement" or conditional.parent is None:
         return None
-    call = statement.named_children[0]
-    return call if call.type == "call" else None
-
-
-def _method_receiver(call: Any | None, method: bytes) -> str | None:
-    """``O`` of ``O.method()`` without arguments, when ``O`` is a plain name."""
-    if call is None:
+    alternatives = conditional.children_by_field_name("alternative")
+    if not alternatives or alternatives[-1].type != "else_clause":
+        return statement, "the backward is in a branch of an if without else (the forward's values unbound elsewhere)"
+    blocks = [conditional.child_by_field_name("consequence")] + [
+        a.child_by_field_name("consequence" if a.type == "elif_clause" else "body") for a in alternatives]
+    branches, zero_grads = [], []
+    for branch in blocks:
+        items = statements(branch)
+        backwards = [i for i, s in enumerate(items) if backward_loss(only_call(s))[0] is not None]
+        if len(backwards) != 1:
+            return statement, "a branch of the if around the backward has no backward or several"
+        first = backwards[0]
+        differentiated, scaler = backward_loss(only_call(items[first]))
+        if differentiated != loss or any(zero_grad_receiver(s) is None for s in items[:first]):
+            return statement, "the branches of the if around the backward differentiate different values"
+        after = after_backward(items[first + 1:], clips, scaler)
+        if isinstance(after, str):
+            return statement, after
+        branches.append(Branch(items[first], after, scaler))
+        zero_grads += items[:first] + after.zero_grads
+    siblings = statements(conditional.parent)
+    index = next(i for i, s in enumerate(siblings) if s.id == conditional.id)
+    computed = computed_at(siblings, index, loss)
+    if computed is None:
         return None
-    function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
-    if function is None or function.type != "attribute" or arguments is None or arguments.named_children:
-        return None
-    obj, attr = function.child_by_field_name("object"), function.child_by_field_name("attribute")
-    if attr is None or attr.text != method or obj is None or obj.type != "identifier":
-        return None
-    return obj.text.decode("utf-8", "replace")
-
-
-def _assigned(statement: Any) -> list[str] | None:
-    """Names a plain assignment statement binds (``a = ...``, ``a, b = ...``), else None."""
-    if statement.type != "expression_statement" or len(statement.named_children) != 1:
-        return None
-    assignment = statement.named_children[0]
-    left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
-    if left is None or assignment.child_by_field_name("right") is None:
-        return None
-    if left.type == "identifier":
-        return [left.text.decode()]
-    if left.type in ("pattern_list", "tuple_pattern") and all(c.type == "identifier" for c in left.named_children):
-        return [c.text.decode() for c in left.named_children]
-    return None
-
-
-def _read(node: Any) -> set[str]:
-    found, stack = set(), [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "identifier":
-            found.add(current.text.decode("utf-8", "replace"))
-        stack.extend(current.named_children)
-    return found
-
-
-def _closure_safe(forward: list) -> bool:
-    """No forward statement reads a name the forward assigns before assigning it (it would be a local
-    of the new function, unbound there), and no string spans lines (indenting would change it)."""
-    assigned: set[str] = set()
-    every = {n for s in forward for n in _assigned(s) or []}
-    for statement in forward:
-        if (_read(statement.named_children[0].child_by_field_name("right")) & every) - assigned:
-            return False
-        assigned |= set(_assigned(statement) or [])
-        if any(n.type == "string" and n.start_point[0] != n.end_point[0] for n in _descendants(statement)):
-            return False
-    return True
-
-
-def _descendants(node: Any) -> Iterable[Any]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.named_children)
+    if any(zero_grad_receiver(s) is None for s in siblings[computed + 1:index]) \
+            or any(backward_loss(only_call(s))[0] for s in siblings):
+        return statement, "statements between the forward and the if around the backward"
+    found = forward_of(siblings, computed, loss)
+    if isinstance(found, str):
+        return statement, found
+    forward, names = found
+    optimizers = {b.after.optimizer for b in branches}
+    zero_grads += [s for s in siblings if zero_grad_receiver(s) in optimizers]
+    mine = next(b for b in branches if b.backward.id == statement.id)
+    return TrainStep(statement, mine.after.step, forward, list({z.id: z for z in zero_grads}.values()), loss,
+                     mine.after.optimizer, names, mine.after.clipping, False, mine.scaler, mine.after.unscales,
+                     branches)
 
 
 def _indent(source: bytes, offset: int) -> str:

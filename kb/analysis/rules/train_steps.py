@@ -1,12 +1,13 @@
-"""``loss.backward(); optimizer.step()`` becomes value_and_grad and ``optimizer(grads)`` (kb/analysis/trainsteps.py);
-a backward that is no such step is left for a human with the reason."""
+"""``loss.backward(); optimizer.step()`` becomes value_and_grad and ``optimizer(grads)`` (kb/analysis/trainsteps.py),
+a GradScaler's ``scaler.scale(loss).backward(); scaler.step(optimizer)`` too; a backward that is no such step is left
+for a human with the reason."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from kb.analysis.gradclipping import CLIPPING, clip_call
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.trainsteps import RECORD, TITLE, edits, train_steps
+from kb.analysis.trainsteps import RECORD, SCALERS, TITLE, edits, scaler_calls, train_steps
 
 
 @register
@@ -29,6 +30,7 @@ def train(model, data, target, loss_fn, opt):
     def find(self, context: Context) -> Iterable[Finding]:
         clip_uses = {use.call_span[0]: use for use in context.uses_named(CLIPPING) if use.call_span}
         clips = {start: use.torch_name for start, use in clip_uses.items()}
+        scaler_uses = {use.call_span[0]: use for use in context.uses_named(SCALERS) if use.call_span}
         for step in train_steps(context.root, context.source, *context.within, clips=clips):
             statement = step[0] if isinstance(step, tuple) else step.backward
             call = statement.named_children[0]
@@ -43,6 +45,11 @@ def train(model, data, target, loss_fn, opt):
             for clipping in step.clipping:  # each clipping call is converted by the same fix (it needs its grads)
                 found = clip_call(clipping, clips)
                 use = clip_uses[found[0].start_byte] if found is not None else None
+                if use is not None:
+                    yield Finding((use.start, use.end), fix, title=TITLE, call_span=use.call_span,
+                                  record=use.record, replaces=use.torch_name)
+            for start in scaler_calls(step):  # and so are the GradScaler's scale, unscale_ and step calls
+                use = scaler_uses.get(start)
                 if use is not None:
                     yield Finding((use.start, use.end), fix, title=TITLE, call_span=use.call_span,
                                   record=use.record, replaces=use.torch_name)
