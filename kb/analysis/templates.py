@@ -173,6 +173,7 @@ def render(templates: list[str], call: Any, record: dict[str, Any], target: dict
            receiver: str | None) -> str:
     """The text replacing ``call``; raises ``Blocked`` when no template fits the call's arguments."""
     bound = bind(call, record, target, keyword_splats=any(KEYWORDS_RE.search(t) for t in templates))
+    written_in_place(record, bound)
     ignorable = _ignorable(record, target, bound)
     defaults = _defaults(record, target)
     collected = _collected_keywords(record, bound)
@@ -229,6 +230,22 @@ def receiver_text(member: Any) -> str | None:
         obj = held
     text = obj.text.decode("utf-8", "surrogateescape")
     return text if obj.type in PRIMARY else f"({text})"
+
+
+DATA_RE = re.compile(r"(?s)(.*\S)\s*\.\s*data")
+
+
+def written_in_place(record: dict[str, Any], bound: dict[str, str]) -> None:
+    """The tensor an in-place function writes (``nn.init.normal_(m.weight.data, 0, 0.02)``: its first parameter)
+    loses a trailing ``.data``, as an in-place method's receiver does (``receiver_text``)."""
+    leaf = str(record.get("torch") or "").rsplit(".", 1)[-1]
+    signature = parse_signature(record.get("torch_signature"))
+    if not leaf.endswith("_") or leaf.endswith("__") or signature is None or not signature.positional:
+        return
+    first = signature.positional[0]
+    found = DATA_RE.fullmatch(bound.get(first) or "")
+    if found is not None and not isinstance(bound[first], (Splat, Spread)):
+        bound[first] = found[1]
 
 
 def _defaults(record: dict[str, Any], target: dict[str, Any]) -> dict[str, str]:
