@@ -34,7 +34,7 @@ def test_isinstance_branch_renames_the_parameters_of_the_tested_layer(classic):
            "                nn.init.constant_(m.weight, 1)\n            elif isinstance(m, nn.Linear):\n"
            "                nn.init.zeros_(m.weight)\n")
     out = converted(classic, src)
-    assert "m.gamma.set_data(" in out and "m.weight.set_data(" in out  # BatchNorm's weight is gamma; Dense keeps weight
+    assert "ms_init_(m.gamma, " in out and "ms_init_(m.weight, " in out  # BatchNorm's weight is gamma; Dense keeps weight
     assert "for m in [cell for _, cell in self.cells_and_names()]:" in out
 
 
