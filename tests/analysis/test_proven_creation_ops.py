@@ -1,4 +1,6 @@
-"""Creation functions, grids, fold/unfold and complex views convert as real model files call them (issue 26):
+"""Creation functions, grids, fold/unfold, complex views and the most-used names whose rewrite differed from
+torch (std/var's correction, int64 indices, tile's list, one_hot's inferred count, cells without a state) convert
+as real model files call them (issue 26):
 a parameter the call leaves at torch's default (``layout``, ``out``, ``requires_grad=False``) or passes where
 MindSpore places tensors itself (``device=``) blocks nothing; the rewrites emitted are the ones the call forms
 proved (data/probes/callforms.yaml, data/curated/proven_calls.yaml). Each call is converted per family
@@ -53,6 +55,22 @@ CALLS = [
      {"x": [3, 4, 8]}, True, None),
     ("decoder-stack", "nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 12, activation='gelu'), 2)",
      {"t": [3, 2, 8], "m": [4, 2, 8]}, True, None),
+    # reductions with torch's defaults: unbiased std/var (MindSpore divides by n), the median of all values
+    ("tensor-var-layernorm", "torch.tanh(x).var(-1, unbiased=False, keepdim=True)", {"x": [2, 5]}, False, "ddof=0"),
+    ("tensor-std-default", "torch.tanh(x).std(dim=0)", {"x": [4, 3]}, False, "ddof=1"),
+    ("median-all", "torch.median(x)", {"x": [3, 4]}, False, "ms_median("),
+    # int64 indices (MindSpore's Tensor methods give int32), repeats as a list, sliding windows
+    ("tensor-topk", "torch.tanh(x).topk(2)", {"x": [3, 5]}, False, "topk_int64("),
+    ("tensor-sort", "torch.tanh(x).sort(1, descending=True)", {"x": [3, 5]}, False, None),
+    ("tensor-tile-list", "torch.tanh(x).tile([2, 1, 1])", {"x": [2, 3]}, False, "ms_tile("),
+    ("tensor-unfold-windows", "torch.tanh(x).unfold(0, 2, 1)", {"x": [4, 3]}, False, "ms_unfold_windows("),
+    ("one-hot-inferred", "F.one_hot(i)", {"i": {"shape": [5], "dtype": "int64", "range": [0, 3]}}, False,
+     "ms_one_hot("),
+    # layers: cells started from zeros, torch's cosine similarity, 3-D pools with stride=kernel_size
+    ("lstm-cell-no-state", "nn.LSTMCell(3, 4)", {"x": [2, 3]}, True, "MsLSTMCell(3, 4)"),
+    ("gru-cell-unbatched", "nn.GRUCell(3, 2)", {"x": [3]}, True, None),
+    ("cosine-similarity", "nn.CosineSimilarity(dim=0)", {"a": [4, 2], "b": [4, 2]}, True, None),
+    ("maxpool3d-default-stride", "nn.MaxPool3d(2)", {"x": [1, 1, 4, 4, 2]}, True, "stride=2"),
 ]
 
 
@@ -106,3 +124,13 @@ def test_a_failed_rewrite_probe_is_the_first_sentence_of_the_note():
     assert row["note"].startswith("Rewrite probe (mindspore 2.10.0, cpu): positional call: wrong: dtype")
     assert row["note"].endswith("dropped: device.")
     assert json.loads(row["proof"])["result"] == "failed"
+
+
+def test_an_unbiased_switch_that_is_not_a_literal_stays_for_a_human(classic, mint):
+    """ddof is written from a literal unbiased only: a variable could be either, so the call keeps a marker (a
+    correction passes on as ddof whatever its value)."""
+    source = "import torch\ns = torch.tanh(x).std(0, unbiased=flag)\nv = torch.tanh(x).var(correction=c)\n"
+    for engine in (classic, mint):
+        lines = convert_source(engine, source).text.splitlines()
+        assert "unbiased=flag)  # msmap:" in lines[-2]
+        assert lines[-1].endswith(".var(ms.ops.tanh(x), ddof=c)") or lines[-1].endswith(".var(ms.mint.tanh(x), ddof=c)")

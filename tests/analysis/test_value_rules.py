@@ -55,8 +55,8 @@ CALLS = [
     ("multinomial-replacement", "torch.multinomial(torch.softmax(x, -1), 4, True)", {"x": [3, 6]}, "shape",
      "replacement=True"),
     # a receiver known to be a tensor (a torch result): Tensor.repeat has no CPU kernel
-    ("repeat-varargs", "torch.abs(x).repeat(2, 1, 3)", {"x": [2, 3]}, "values", ".tile((2, 1, 3))"),
-    ("repeat-tuple", "torch.abs(x).repeat((2, 2))", {"x": [2, 3]}, "values", ".tile((2, 2))"),
+    ("repeat-varargs", "torch.abs(x).repeat(2, 1, 3)", {"x": [2, 3]}, "values", "x), (2, 1, 3))"),
+    ("repeat-tuple", "torch.abs(x).repeat((2, 2))", {"x": [2, 3]}, "values", "x), (2, 2))"),
     # a torch device on a factory whose MindSpore twin has device= too: dropped, as everywhere else
     ("tensor-device", "torch.tensor([1.5, 2.5], device=x.device) * x", {"x": [2]}, "values", None),
     ("empty-device-shape", "torch.empty(0, 3, device=x.device).shape", {"x": [2]}, "values", None),
