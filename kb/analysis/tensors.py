@@ -378,7 +378,8 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
         function = call.child_by_field_name("function") if call is not None else None
         receiver = function.child_by_field_name("object") if function is not None else None
         if receiver is not None and (names.is_tensor(receiver) or _data_of(receiver, use.torch_name)
-                                     or _torch_keywords(call, use.record) and not _assigned_here(receiver)):
+                                     or _torch_keywords(call, use.record) and not _assigned_here(receiver)
+                                     or _torch_chain(call)):
             found.add(use.call_span)
     return found
 
@@ -428,6 +429,26 @@ def _torch_keywords(call: Any, record: dict | None) -> bool:
         if name is not None and name.text in TORCH_KEYWORDS and re.search(rf"\b{name.text.decode()}\b", signature):
             return True
     return False
+
+
+CHAIN_METHODS = frozenset({b"detach", b"cpu", b"numpy"})  # only torch's tensors chain two of these
+
+
+def _torch_chain(call: Any) -> bool:
+    """``t.detach().cpu().numpy()``, ``t.cpu().numpy()``, ``t.detach().numpy()``: the call is part of a chain of method
+    calls in which two of ``detach``, ``cpu``, ``numpy`` follow each other, which only torch's tensors answer (a NumPy
+    array has neither ``detach`` nor ``cpu``; an ``io`` stream's ``detach`` returns a raw stream)."""
+    while call.parent is not None and call.parent.type == "attribute" and call.parent.parent is not None \
+            and call.parent.parent.type == "call":
+        call = call.parent.parent  # the chain's last call
+    methods = []
+    while call is not None and call.type == "call":
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "attribute":
+            break
+        methods.append(function.child_by_field_name("attribute").text)
+        call = function.child_by_field_name("object")
+    return any(a in CHAIN_METHODS and b in CHAIN_METHODS for a, b in zip(methods, methods[1:], strict=False))
 
 
 def _data_of(receiver: Any, torch_name: str) -> bool:
