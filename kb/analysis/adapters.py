@@ -17,7 +17,9 @@ It takes torch's parameters with torch's defaults and builds the MindSpore layer
 the same parameter map as a call would (``plan_arguments``, with the exact transforms,
 since every value is a variable). A parameter MindSpore cannot honour raises
 ``NotImplementedError`` when a caller gives it a value other than torch's default; so does
-one whose torch default is ``None`` where MindSpore's default is a value (``dtype``).
+one whose torch default is ``None`` where MindSpore's default is a value (``dtype``), and a
+value of a class the target's rewrite probe did not prove where it found others differ
+(valueguards.py: ``mode='bicubic'`` for ``F.interpolate``).
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from typing import Any
 from kb.analysis.arguments import Blocked, plan_arguments
 from kb.analysis.text import TextEdit, apply_edits
 from kb.analysis.transforms import MISSING, NotComputable, Refused, apply_transform, literal, parse_signature
+from kb.analysis.tupleparams import widened
+from kb.analysis.valueguards import guards as value_guards
 
 PREFIX = "ms_"
 DROPPING = ("dropped", "unsupported")
@@ -44,6 +48,9 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
     signature = parse_signature(record.get("torch_signature"))
     if signature is None:
         raise Blocked("torch's signature is unknown, so no adapter can take its parameters")
+    if target.get("template"):  # (F.normalize: ops.norm and ops.clamp written around the arguments)
+        raise Blocked("its rewrite is a call template, which an adapter of the target's parameters cannot follow")
+    target = widened(record, target)  # a list where MindSpore takes a tuple only (tupleparams.py)
     rules = {m["torch"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("torch")
              and m.get("kind") != "added"}
     derived = {m["ms"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("kind") == "added"
@@ -71,13 +78,18 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
             if kind == "unsupported" and default is not None:
                 guards.append(_guard(differs, param.name, spelled_api))
             continue
-        if default == "None" and rule.get("ms_default") not in (None, "None"):
-            # None means "torch decides"; MindSpore's own default is a value: keep it, refuse others
-            guards.append(_guard(differs, param.name, spelled_api))
-            continue
-        if default == "None" and param.name in derived:  # what a call leaving it out gets (recompute_scale_factor)
-            guards.append(_derived(param.name, derived[param.name]))
+        if default == "None" and param.name in derived:  # what a call leaving it out gets (recompute_scale_factor,
+            guards.append(_derived(param.name, derived[param.name]))  # a pool's stride=kernel_size)
+        elif default == "None" and rule.get("ms_default") not in (None, "None"):
+            # None means "torch decides"; MindSpore's own default is a value: a call leaving it out gets that
+            # value (softmax's axis=-1), a value passed is mapped like any other; one to transform is refused
+            fallback = rule.get("ms_default")
+            if kind not in ("same", "renamed") or literal(fallback) is MISSING:
+                guards.append(_guard(differs, param.name, spelled_api))
+                continue
+            guards.append(f"if {param.name} is None:\n        {param.name} = {fallback}")
         passed.append(param.name)
+    guards += value_guards(record, target, [(p.name, p.default) for p in signature.parameters])
     call = f"{spelled_api}({', '.join(f'{n}={n}' for n in passed)})"
     document = Document(call)
     node = document.tree.root_node.named_children[0].named_children[0]

@@ -29,6 +29,12 @@ class Blocked(Exception):
     """No automatic rewrite; ``str(exc)`` says why."""
 
 
+class Unpacked(Blocked):
+    """The call unpacks ``*args`` or ``**kwargs`` (not a factory dict) into parameters the map renames,
+    transforms or drops: which values they carry is known only when the code runs, so a torch-signature
+    adapter takes them then (rewrite.py, adapters.py)."""
+
+
 class UnsupportedValue(Blocked):
     """A torch-only switch (a parameter whose torch default is True or False) passed as an expression
     (``antialias=antialias``): its value is known only when the code runs, and is often torch's
@@ -195,8 +201,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         trivial = all(m.get("kind", "same") == "same" and m.get("ms") in (None, m.get("torch"))
                       for m in relevant) and not any(m.get("transform") for m in added)
         if not trivial:
-            raise Blocked("the call unpacks *args, so its parameters cannot be placed")
+            raise Unpacked("the call unpacks *args, so its parameters cannot be placed")
         return []
+    if _unpacks_keywords(call, args) and not _keeps_keywords(by_torch, added):
+        raise Unpacked("the call unpacks **kwargs, whose torch keywords the MindSpore target names otherwise")
     torch_order = torch_sig.positional if torch_sig else [m["torch"] for m in maps
                                                            if m.get("torch") and m.get("kind") != "added"]
     ms_order = ms_sig.positional if ms_sig else None
@@ -419,6 +427,27 @@ def reference_blocker(record: dict[str, Any], target: dict[str, Any], defaults_w
 def transformed_params(target: dict[str, Any]) -> list[str]:
     """Torch parameters whose values a call must transform (``momentum`` -> ``1 - momentum``)."""
     return [m["torch"] for m in _maps(target) if m.get("kind") == "transformed" and m.get("torch")]
+
+
+def _unpacks_keywords(call: Any, args: list[Arg]) -> bool:
+    """Whether the call unpacks a ``**dict`` other than a factory dict (factorykwargs.py rewrites those)."""
+    from kb.analysis.factorykwargs import splat_factory
+
+    if not any(a.star == "**" for a in args):
+        return False
+    node = call.child_by_field_name("arguments")
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return any(c.type == "dictionary_splat" and splat_factory(c, root.text) is None for c in node.named_children)
+
+
+def _keeps_keywords(by_torch: dict[str, dict], added: list[dict]) -> bool:
+    """Whether any torch keyword a ``**dict`` may carry reaches MindSpore unchanged: every parameter keeps
+    its name and value, no MindSpore-only parameter derives from one, and no torch default is written out
+    (the dict may carry that keyword too)."""
+    same = all(m.get("kind", "same") == "same" and m.get("ms") in (None, m.get("torch")) for m in by_torch.values())
+    return same and not any(m.get("transform") for m in added) and not _defaults(by_torch, {}, [])
 
 
 def _placeable_maps(args: list, by_torch: dict[str, dict], torch_sig: Any) -> list[dict]:

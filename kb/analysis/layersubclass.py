@@ -29,6 +29,7 @@ from kb.analysis.arguments import Blocked, plan_arguments, read_arguments
 from kb.analysis.classes import LocalClass
 from kb.analysis.rewrite import spelled
 from kb.analysis.text import TextEdit
+from kb.analysis.tupleparams import widened
 
 
 def subclass_edits(local: LocalClass, record: dict[str, Any], target: dict[str, Any], alias: str,
@@ -110,7 +111,7 @@ def _super_init_edits(local: LocalClass, record: dict[str, Any], target: dict[st
         try:
             if any(a.star for a in read_arguments(node)[0]):
                 return _unpacked_super_init(local, node, record, target, source, alias)
-            return plan_arguments(node, record, target, source)
+            return plan_arguments(node, record, widened(record, target), source)
         except Blocked:
             return []
     return []

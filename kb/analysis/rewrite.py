@@ -16,6 +16,7 @@ from kb.analysis.adapters import adapter, adapter_name, insertion
 from kb.analysis.annotations import typing_subscript
 from kb.analysis.arguments import (
     Blocked,
+    Unpacked,
     UnsupportedValue,
     plan_arguments,
     read_arguments,
@@ -28,6 +29,7 @@ from kb.analysis.settings import TargetChoice, severity_rank
 from kb.analysis.templates import check_statement, conditions, fields, receiver_text, removal, render
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
+from kb.analysis.tupleparams import widened
 from kb.probes.values import DIM_NAMES, combo_key, literal_value, value_class, value_verdict
 
 AUTO_RELATIONS = frozenset({
@@ -72,10 +74,11 @@ def is_auto(choice: TargetChoice) -> bool:
     return choice.relation in AUTO_RELATIONS
 
 
-def value_blocker(site: Site, choice: TargetChoice) -> str | None:
+def value_blocker(site: Site, choice: TargetChoice, literals_only: bool = False) -> str | None:
     """Why a call's argument keeps an automatic target from being applied: its value is one the
     target's rewrite probe did not prove (or found different from torch), see ``kb.probes.values``.
-    Only parameters the probe varied are checked; None when every argument is proven."""
+    Only parameters the probe varied are checked; None when every argument is proven. ``literals_only``:
+    values that are not literals are left out (a torch-signature adapter checks them at run time)."""
     proof = choice.target.get("proof") or {}
     values = proof.get("values")
     if not values or site.kind != "call" or site.call is None:
@@ -96,7 +99,8 @@ def value_blocker(site: Site, choice: TargetChoice) -> str | None:
     absent = {m.get("torch") for m in choice.target.get("params") or []
               if isinstance(m, dict) and m.get("kind") in ("unsupported", "dropped")}
     checked = [(param, text) for param, text in named
-               if param not in required and param not in absent and not _is_default(text, defaults.get(param))]
+               if param not in required and param not in absent and not _is_default(text, defaults.get(param))
+               and not (literals_only and literal(text) is MISSING)]
     if proof.get("combos") and _proven_combination(checked, values, proof["combos"]):
         return None  # these literal values together ran and matched torch (data/probes/callforms.yaml)
     for param, text in checked:  # (torch's own default written out: the call styles that omit it proved it)
@@ -192,10 +196,13 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
         and not static_forward(site.local_class)
     as_type = site.kind == "attribute" and site.member is None and in_type_context(site.node)
     templates = choice.target.get("template") if is_auto(choice) else None
+    checked_later = None  # a value known only at run time, which the adapter checks against the proven ones
     if site.kind == "call" and is_auto(choice):  # proven only at the parameter values the probe ran
         unproven = value_blocker(site, choice)
         if unproven is not None:
-            raise Blocked(unproven)
+            if templates or site.member is not None or value_blocker(site, choice, literals_only=True) is not None:
+                raise Blocked(unproven)
+            checked_later = UnsupportedValue(unproven)
     if templates == [""] and site.kind in ("call", "attribute"):
         construct = site.call if site.kind == "call" and site.call is not None else site.node
         return Rewrite(_title(f"Remove {_text(construct)}", choice, None), removal(construct, source), None)
@@ -257,11 +264,16 @@ def plan(site: Site, choice: TargetChoice, caveats: list[dict[str, Any]], source
     bound = partial_call(site.node) if site.kind == "attribute" else None
     if site.kind == "call" and site.call is not None:
         try:
-            edits += plan_arguments(site.call, site.record, target, source) + call_factory_edits(site.call, source)
-        except UnsupportedValue as blocked:  # antialias=antialias: an adapter refuses other values than torch's default
-            if site.member is not None or b"**" in site.call.text:
+            if checked_later is not None:
+                raise checked_later
+            edits += plan_arguments(site.call, site.record, widened(site.record, target), source) \
+                + call_factory_edits(site.call, source)
+        except (UnsupportedValue, Unpacked) as blocked:  # antialias=antialias, mode=self.mode, *args: an adapter
+            # takes torch's values when the code runs and refuses those MindSpore cannot honour
+            if site.member is not None or (b"**" in site.call.text and not isinstance(blocked, Unpacked)
+                                           and blocked is not checked_later):
                 raise
-            edits = _adapter_edits(site, choice, alias, source, blocked)
+            edits = _adapter_edits(site, choice, alias, source, blocked) + call_factory_edits(site.call, source)
             action = f"Call {adapter_name(api)} (torch's parameters; it raises where MindSpore has no counterpart)"
     elif bound is not None:  # partial(nn.BatchNorm2d, eps=1e-3): the partial's arguments are the call's
         try:

@@ -43,4 +43,6 @@ def test_a_super_call_without_unpacking_keeps_the_plain_map(classic):
     source = SOURCE.replace(", **kwargs)", ")").replace("eps=1e-6, **kwargs", "eps=1e-6")
     text = converted(classic, source)
     assert "ms_Conv2d_args" not in text
-    assert "super().__init__(in_ch, out_ch, kernel_size, stride=stride, padding=" in text
+    # (a list kernel_size or stride is handed to MindSpore as a tuple: tupleparams.py)
+    assert "super().__init__(in_ch, out_ch, tuple(kernel_size) if isinstance(kernel_size, list) else kernel_size, " \
+        "stride=tuple(stride) if isinstance(stride, list) else stride, padding=" in text
