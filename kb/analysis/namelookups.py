@@ -15,7 +15,8 @@ part of a class name), or a variable of the function all of whose assignments ar
 expressions, or a parameter with a string default (the names it can be given are its default
 and the literal arguments passed for it in the file). Of the matching torch classes, those the
 configured family converts are listed; a name outside the list raises ``KeyError`` naming it.
-A lookup whose names cannot be listed is left for a human with the reason.
+A lookup whose names cannot be listed goes through a table of the names whose conversion is proven,
+written into the file (runtimelookups.py), or, where none can be written, is left for a human with the reason.
 """
 from __future__ import annotations
 
@@ -73,6 +74,13 @@ def replacement(call: Any, module: str, names_below: Callable[[str], list[str]],
         return f"{receiver}.{found[0]}"
     entries = ", ".join(f'"{leaf}": {receiver}.{leaf}' for leaf in found)
     return f"{{{entries}}}[{name.text.decode('utf-8', 'replace')}]"
+
+
+def listed(call: Any) -> bool:
+    """Whether the names the lookup can produce are listed from the code (else they are known only at run time:
+    runtimelookups.py)."""
+    arguments = _arguments(call)
+    return len(arguments) == 2 and _patterns(arguments[1]) is not None
 
 
 def _arguments(call: Any) -> list[Any]:
