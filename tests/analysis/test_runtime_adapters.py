@@ -185,3 +185,22 @@ def test_a_reference_to_a_templated_target_gets_no_adapter(classic):
     of the target's parameters would compute something else, so the reference is left with the reason."""
     out = converted(classic, "import torch.nn.functional as F\n\nnormalize = F.normalize\n")
     assert "def ms_norm" not in out and "# msmap:" in out
+
+
+@pytest.mark.parametrize("value", [None, True, False, 0, 1, -1, 0.25, -0.5, 3, -7, 2.5, "bilinear", (2, 2), [1, 0],
+                                   (0.5, 4)])
+def test_a_value_class_condition_holds_for_its_own_values_only(value):
+    from kb.analysis.valueguards import class_condition
+    from kb.probes.values import value_class
+
+    others = [None, True, False, 0, 1, -1, 0.25, -0.5, 3, -7, "nearest", (2, 2), (2, 2, 2), [1, 0], (0.5, 4)]
+    condition = class_condition(value_class(value), "v")
+    assert eval(condition, {}, {"v": value})  # noqa: S307 (a condition this module wrote)
+    for other in others:
+        assert eval(condition, {}, {"v": other}) == (value_class(other) == value_class(value)), (value, other)
+
+
+def test_tuple_parameters_widen_calls_only(classic):
+    out = converted(classic, HEAD + "pad = nn.ReflectionPad2d\nconv = nn.Conv2d(2, 3, 3, stride=2)\n")
+    assert "pad = ms.nn.ReflectionPad2d\n" in out  # a reference is renamed as before
+    assert "ms.nn.Conv2d(2, 3, 3, stride=2," in out  # an int literal stays as it is
