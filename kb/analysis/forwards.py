@@ -2,9 +2,11 @@
 function (kb/analysis/trainsteps.py writes it for mindspore.value_and_grad).
 
 The forward is the run of plain assignments (``out = model(x)``, ``a, b = f(x)``) or ``with`` blocks of them
-(``with autocast(): loss = ...``, no ``as``) ending at the last one that assigns ``L``, taken back as far as each
-statement assigns a name a later one needs. It becomes a function only when no statement reads a name the forward
-assigns before assigning it (it would be unbound there) and no string spans lines (indenting would change it).
+(``with autocast(): loss = ...``; no ``as``, and not a grad-mode context such as ``no_grad``, whose block stays
+outside and enters the forward as constants, as in torch) ending at the last one that assigns ``L``, taken back as
+far as each statement assigns a name a later one needs. It becomes a function only when no statement reads a name
+the forward assigns before assigning it (it would be unbound there) and no string spans lines (indenting would
+change it).
 """
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.stepparts import data_preparation, scaled_backward
+
+# contexts that change whether torch records gradients: a block under one is never moved into the forward
+GRAD_MODES = (b"no_grad", b"inference_mode", b"set_grad_enabled", b"enable_grad")
 
 
 def forward_of(siblings: list, computed: int, loss: str) -> tuple[list, list] | str:
@@ -76,8 +81,9 @@ def _parts(statement: Any) -> list[tuple[set[str], list[str]]] | None:
     if statement.type == "with_statement":
         clause = next((c for c in statement.named_children if c.type == "with_clause"), None)
         body = statement.child_by_field_name("body")
-        if clause is None or body is None or any(n.type == "as_pattern" for n in _descendants(clause)):
-            return None
+        if clause is None or body is None or any(n.type == "as_pattern" for n in _descendants(clause)) \
+                or any(word in clause.text for word in GRAD_MODES):
+            return None  # (a grad-mode block stays outside: its values enter the forward as constants, as in torch)
         found: list[tuple[set[str], list[str]]] = [(_read(clause), [])]
         for inner in statements(body):
             parts = _parts(inner)

@@ -12,7 +12,10 @@ torch's parameters (``save_file``, ``load_file``, ``save``, ``load``, ``save_mod
 The format is the published one (a little-endian u64 header size, a JSON header of dtype, shape and data offsets per
 tensor, the raw little-endian data), so torch's ``safetensors.torch`` reads what the helper writes and the other way
 round; bfloat16 is kept bit for bit (NumPy has no bfloat16: its 16 bits are carried as uint16). A name the class does
-not have (``st.storage_ptr``) raises AttributeError when reached.
+not have (``st.storage_ptr``) raises AttributeError when reached. (MindSpore 2.10's
+``load_checkpoint(path, format='safetensors')`` reads such a file too, as named Parameters; its
+``save_checkpoint(dict, path, format='safetensors')`` fails on a dict of tensors (UnboundLocalError), both checked by
+running them; so the helper keeps both directions to itself.)
 """
 from __future__ import annotations
 

@@ -224,6 +224,29 @@ def test_autocast_decorator_literal_off_and_refused_dtype_run_as_written(engine,
     assert "enabled=False" not in text.split("def run")[1]  # the literal off: the with-item removed
 
 
+# a target computed under no_grad from the same model before the autocast forward: it stays outside the function
+# value_and_grad differentiates (moved in, with no_grad gone, gradients would flow through it)
+TARGET_WITHOUT_GRAD = HEAD + '''
+def run(model, batches, log):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+    for x, y in batches:
+        with torch.no_grad():
+            target = model(x) * 0.5 + y
+        with torch.autocast('cuda'):
+            out = model(x)
+        loss = F.mse_loss(out, target)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        log.append(loss.item())
+'''
+
+
+def test_a_no_grad_block_before_the_autocast_forward_stays_outside_it(engine, tmp_path):
+    text = _trained_like_torch(engine, TARGET_WITHOUT_GRAD, tmp_path)
+    assert "target = model(x) * 0.5 + y\n        def forward_fn():\n            with MsAutocast('cuda'):" in text
+
+
 BFLOAT16 = HEAD + '''
 def predict(model, x):
     with torch.autocast('cpu'):
