@@ -307,3 +307,24 @@ def test_a_scaled_backward_stepped_without_its_scaler_is_left(classic):
     text = converted(classic, PLAIN_STEP_AFTER_SCALED_BACKWARD)
     line = next(line for line in text.splitlines() if ".backward()" in line)
     assert "# msmap:" in line and "ms.value_and_grad(" not in text
+
+
+DTYPE_CHOICE = '''\
+import torch
+
+
+def choose():
+    device = 'cuda' if torch.cuda.is_available() else 'cpu'
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return device, torch.cuda.is_bf16_supported(), str(dtype).split('.')[-1].lower()
+'''
+
+
+def test_the_amp_dtype_choice_answers_as_torch_without_cuda(engine, tmp_path):
+    (tmp_path / "source.py").write_text(DTYPE_CHOICE)
+    want = list(runpy.run_path(str(tmp_path / "source.py"))["choose"]())
+    text = converted(engine, DTYPE_CHOICE)
+    assert "ms.device_context.gpu.is_available()" in text and "# msmap:" not in text
+    done = run_without_torch(tmp_path, text, "import json, converted\nprint(json.dumps(converted.choose()))\n")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == want == ["cpu", False, "float16"]
