@@ -71,6 +71,17 @@ CALLS = [
     ("gru-cell-unbatched", "nn.GRUCell(3, 2)", {"x": [3]}, True, None),
     ("cosine-similarity", "nn.CosineSimilarity(dim=0)", {"a": [4, 2], "b": [4, 2]}, True, None),
     ("maxpool3d-default-stride", "nn.MaxPool3d(2)", {"x": [1, 1, 4, 4, 2]}, True, "stride=2"),
+    # sampling with the probabilities input holds (ops.bernoulli's p defaults to 0.5), sorted unique values,
+    # int64 buckets, new_full on CPU, upsampling layers MindSpore lacks, avg_pool3d's stride
+    ("bernoulli-certain", "torch.bernoulli((x > 0).float())", {"x": [2, 5]}, False, "ms_bernoulli("),
+    ("unique-inverse", "torch.unique(i, return_inverse=True)", {"i": {"shape": [7], "dtype": "int64", "range": [0, 3]}},
+     False, "ms_unique("),
+    ("bucketize", "torch.bucketize(x, torch.tensor([0.0, 0.5]))", {"x": [5]}, False, "int64"),
+    ("new-full", "torch.tanh(x).new_full((2,), 3.0)", {"x": [3]}, False, None),
+    ("upsampling-bilinear", "nn.UpsamplingBilinear2d(scale_factor=2)", {"x": [1, 1, 3, 4]}, True,
+     "MsUpsamplingBilinear2d("),
+    ("upsampling-nearest", "nn.UpsamplingNearest2d(size=(5, 8))", {"x": [1, 1, 3, 4]}, True, None),
+    ("avg-pool3d", "F.avg_pool3d(x, 2)", {"x": [1, 1, 4, 2, 4]}, False, "stride=2"),
 ]
 
 
@@ -134,3 +145,23 @@ def test_an_unbiased_switch_that_is_not_a_literal_stays_for_a_human(classic, min
         lines = convert_source(engine, source).text.splitlines()
         assert "unbiased=flag)  # msmap:" in lines[-2]
         assert lines[-1].endswith(".var(ms.ops.tanh(x), ddof=c)") or lines[-1].endswith(".var(ms.mint.tanh(x), ddof=c)")
+
+
+def test_what_mindspore_cannot_honour_is_marked_or_raises_when_reached(classic):
+    """torch.unique(dim=...) keeps a marker (no probe proved a dim), and a nearest upsampling by a factor that
+    does not give whole sizes (where MindSpore's mapping may differ from torch's) raises NotImplementedError when
+    run, never a different result; whole sizes run."""
+    import mindspore as ms
+    import numpy as np
+
+    source = ("import torch\nimport torch.nn as nn\n\n\ndef rows(x):\n    return torch.unique(x, dim=0)\n\n\n"
+              "def upsample(x):\n    return nn.UpsamplingNearest2d(scale_factor=1.5)(x)\n")
+    text = convert_source(classic, source).text
+    assert "return torch.unique(x, dim=0)  # msmap: unproven value: dim=0" in text
+    upsample = text[text.index("class MsUpsamplingNearest2d"):]
+    assert "# msmap:" not in upsample
+    scope: dict = {}
+    exec("import mindspore as ms\n" + upsample, scope)
+    with pytest.raises(NotImplementedError, match="not whole"):
+        scope["upsample"](ms.Tensor(np.ones((1, 1, 3, 5), np.float32)))
+    assert scope["upsample"](ms.Tensor(np.ones((1, 1, 2, 4), np.float32))).shape == (1, 1, 3, 6)
