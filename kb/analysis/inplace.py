@@ -21,18 +21,20 @@ The out-of-place form is written only where it means what torch's in-place call 
   clipping, outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it
   would leave the parameter as it was;
 - a whole statement on a slice of such a tensor: ``b[i:j].zero_()`` -> ``b[i:j] = ops.zeros_like(b[i:j])``;
-- a value whose receiver is a tensor made right there (a creation call such as ``torch.zeros(3)``, or
-  ``.clone()``): nothing else can see it (``torch.zeros(3).fill_(2.0)`` -> ``ops.full_like(ops.zeros(3), 2.0)``);
+- a value whose receiver is a tensor made right there (a creation call such as ``torch.zeros(3)`` or
+  ``x.new_empty(shape)``, or ``.clone()``): nothing else can see it (``torch.zeros(3).fill_(2.0)`` ->
+  ``ops.full_like(ops.zeros(3), 2.0)``);
 - a value returned from the function's own names (``return x.sigmoid_() if inplace else x.sigmoid()``): the
-  value returned is the same.
+  value returned is the same;
+- a value assigned back to the name it changes, a name the function binds (``noise = noise.bernoulli_(p)``).
 
 Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the
 use is left for a human with the reason.  The out-of-place call is planned as the engine plans
 ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and become
-``ops.full_like`` / ``ops.zeros_like``.  An in-place comparison or logical op keeps the receiver's dtype in torch
-(``m.eq_(0)`` leaves a float tensor of 0.0 and 1.0), so its boolean twin is cast back (``.astype(m.dtype)``);
-``bernoulli_`` is left with the reason (``x.bernoulli()`` reads ``x`` as the probabilities, ``bernoulli_(p)``
-draws with ``p`` whatever ``x`` holds).
+``ops.full_like`` / ``ops.zeros_like``; ``bernoulli_(p)`` draws 1 with probability p whatever the receiver holds
+(``x.bernoulli()`` would read x as the probabilities) and becomes ``(ops.rand_like(x) < p).astype(x.dtype)``
+(stochastic depth's mask).  An in-place comparison or logical op keeps the receiver's dtype in torch
+(``m.eq_(0)`` leaves a float tensor of 0.0 and 1.0), so its boolean twin is cast back (``.astype(m.dtype)``).
 """
 from __future__ import annotations
 
@@ -48,23 +50,23 @@ from kb.analysis.text import TextEdit, apply_edits
 FRESH = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
     "tensor", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "clone", "copy",
+    "new_empty", "new_zeros", "new_ones", "new_full", "new_tensor",
 })
-# in-place methods torch has no out-of-place method for: receiver text, arguments -> expression
-# (what goes before the receiver, what replaces ``.name(args)`` after it)
-NO_METHOD: dict[str, Callable[[str, list[str]], tuple[str, str]]] = {
-    "fill_": lambda ms, args: (f"{ms}.ops.full_like(", f", {args[0]})"),
-    "zero_": lambda ms, args: (f"{ms}.ops.zeros_like(", ")"),
+# in-place methods torch has no out-of-place method for (or whose twin means something else):
+# MindSpore's alias, the receiver's text, the arguments -> the expression of the new value
+NO_METHOD: dict[str, Callable[[str, str, list[str]], str]] = {
+    "fill_": lambda ms, x, args: f"{ms}.ops.full_like({x}, {args[0]})",
+    "zero_": lambda ms, x, args: f"{ms}.ops.zeros_like({x})",
+    # x.bernoulli() would read x as the probabilities: bernoulli_(p) draws 1 with probability p (0.5 by default)
+    "bernoulli_": lambda ms, x, args: f"({ms}.ops.rand_like({x}) < {args[0] if args else 0.5}).astype({x}.dtype)",
 }
-NO_METHOD_ARITY = {"fill_": 1, "zero_": 0}
+NO_METHOD_ARITY = {"fill_": (1,), "zero_": (0,), "bernoulli_": (0, 1)}
+NO_METHOD_KEYWORDS = {"fill_": ("value",), "bernoulli_": ("p",)}  # passed by name, placed as the first argument
 # twins returning booleans: torch's in-place form writes the result in the receiver's dtype
 BOOLEAN_TWINS = frozenset({
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not",
 })
-# in-place methods whose twin means something else for the same arguments: why they are left
-OTHER_MEANING = {
-    "bernoulli_": "x.bernoulli_(p) draws with probability p, while x.bernoulli() reads x as the probabilities",
-}
 
 
 def applies(site: Site, choice: Any) -> bool:
@@ -104,18 +106,18 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
     if whole and not (held or sliced):
         raise Blocked(f"{name} changes a tensor other code can see (a view or an expression): rebind it yourself")
     returned = not whole and _returned_local(call, receiver)  # return x.sigmoid_() if inplace else x.sigmoid()
-    if not whole and not (_fresh(receiver) or returned):
+    rebound = not whole and _rebound_local(call, receiver)  # noise = noise.bernoulli_(p)
+    if not whole and not (_fresh(receiver) or returned or rebound):
         raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
                       "and the use")
     receiver_text = receiver.text.decode("utf-8", "surrogateescape")
-    if name in OTHER_MEANING:
-        raise Blocked(OTHER_MEANING[name])
     if name in NO_METHOD:
         args, _ = read_arguments(call)
-        if len(args) != NO_METHOD_ARITY[name] or any(a.star for a in args):
-            raise Blocked(f"{name} takes {NO_METHOD_ARITY[name]} argument(s)")
-        before, after = NO_METHOD[name](alias, [a.value for a in args])
-        text = before + receiver_text + after
+        if any(a.star or (a.keyword is not None and a.keyword not in NO_METHOD_KEYWORDS.get(name, ()))
+               for a in args) or len(args) not in NO_METHOD_ARITY[name]:
+            raise Blocked(f"{name} takes {' or '.join(map(str, NO_METHOD_ARITY[name]))} argument(s), "
+                          f"keywords {', '.join(NO_METHOD_KEYWORDS.get(name, ())) or 'none'}")
+        text = NO_METHOD[name](alias, receiver_text, [a.value for a in args])
     else:
         record = lookup(site.torch_name[:-1])
         if record is None:
@@ -190,6 +192,17 @@ def _returned_local(call: Any, receiver: Any) -> bool:
     return root.type == "identifier" and _local(root)
 
 
+def _rebound_local(call: Any, receiver: Any) -> bool:
+    """``noise = noise.bernoulli_(p)``: the call is the whole value assigned to the very name it changes, a name the
+    function binds (``_local``): that name ends up holding the new value either way, and nothing else held it."""
+    assignment = call.parent
+    if receiver.type != "identifier" or assignment is None or assignment.type != "assignment":
+        return False
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    return right is not None and right.id == call.id and left is not None and left.type == "identifier" \
+        and left.text == receiver.text and _local(receiver)
+
+
 def _walk(node: Any) -> Any:
     if node is None:
         return
@@ -208,6 +221,11 @@ def _attribute_chain(node: Any) -> bool:
 
 
 def _fresh(receiver: Any) -> bool:
+    """A tensor made right there: a creation call (``FRESH``), or arithmetic (``(x + 3).div_(6)``: a new tensor)."""
+    while receiver.type == "parenthesized_expression" and receiver.named_children:
+        receiver = receiver.named_children[0]
+    if receiver.type in ("binary_operator", "unary_operator"):
+        return True
     if receiver.type != "call":
         return False
     function = receiver.child_by_field_name("function")

@@ -54,6 +54,32 @@ def run(x: torch.Tensor):
     return x + torch.arange(4.0).pow_(2).neg_()
 '''
 
+ARITHMETIC = '''import torch
+
+
+def run(x: torch.Tensor):
+    inner = (x + 3.0).div_(6.0)
+    y = x * 2
+    y = y.clamp_(-1.0, 1.0)
+    return inner + (-y).abs_() + y
+'''
+
+STOCHASTIC_DEPTH = '''import torch
+
+
+def stochastic_depth(x: torch.Tensor, p: float) -> torch.Tensor:
+    survival = 1.0 - p
+    noise = torch.empty([x.shape[0]] + [1] * (x.ndim - 1), dtype=x.dtype)
+    noise = noise.bernoulli_(survival)
+    noise.div_(survival)
+    return x * noise
+
+
+def drop_path(x: torch.Tensor, keep: float) -> torch.Tensor:
+    mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep)
+    return x * mask / keep
+'''
+
 LAYER = '''import torch
 import torch.nn as nn
 
@@ -81,6 +107,7 @@ CASES = [
     ("locals", LOCALS, {"x": [3, 4]}, False),
     ("comparison-keeps-dtype", COMPARED, {"x": [3, 4]}, False),
     ("fresh-chain", FRESH, {"x": [2, 4]}, False),
+    ("arithmetic-and-rebound", ARITHMETIC, {"x": [3, 4]}, False),
     ("layer", LAYER, {"x": [3, 4]}, True),
 ]
 
@@ -109,11 +136,42 @@ def test_an_in_place_comparison_is_cast_back_to_the_receivers_dtype(classic):
     assert "keep = keep.gt(0.25).astype(keep.dtype)" in converted(classic, COMPARED)
 
 
-def test_a_method_whose_twin_means_something_else_is_left_with_the_reason(classic):
-    source = "import torch\n\n\ndef run(x: torch.Tensor):\n    y = x.clone()\n    y.bernoulli_(0.3)\n    return y\n"
+def test_bernoulli_draws_with_its_probability_not_from_the_receiver(classic):
+    text = converted(classic, STOCHASTIC_DEPTH)
+    assert "noise = (ms.ops.rand_like(noise) < survival).astype(noise.dtype)" in text
+    assert "noise = noise.div(survival)" in text
+    assert "(ms.ops.rand_like(x.new_empty((x.shape[0], 1))) < keep)" in text
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_stochastic_depth_keeps_rows_with_the_survival_rate(request, family, tmp_path):
+    text = converted(request.getfixturevalue(family), STOCHASTIC_DEPTH)
+    done = run_without_torch(tmp_path, text, """
+        import numpy as np
+        import mindspore as ms
+        import converted
+        x = ms.Tensor(np.ones((20000, 3), np.float32))
+        for out in (converted.stochastic_depth(x, 0.3), converted.drop_path(x, 0.7)):
+            v = out.asnumpy()
+            kept = v[:, 0] > 0
+            print(str(out.dtype), float(kept.mean()), sorted({round(float(a), 4) for a in np.unique(v)}),
+                  bool((v == v[:, :1]).all()))
+    """)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # torch: a row survives with probability 0.7 (within 6 standard errors of 20000 draws) and is scaled by 1 / 0.7;
+    # all of a row's values alike
+    for line in done.stdout.strip().split("\n")[-2:]:
+        dtype, kept, rest = line.split(" ", 2)
+        values, rows = rest.rsplit(" ", 1)
+        assert (dtype, values, rows) == ("Float32", "[0.0, 1.4286]", "True") and abs(float(kept) - 0.7) < 0.02, line
+
+
+def test_bernoulli_with_a_generator_is_left_with_the_reason(classic):
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, g: torch.Generator):\n    y = x.clone()\n"
+              "    y.bernoulli_(0.3, generator=g)\n    return y\n")
     result = convert_source(classic, source)
-    assert "y.bernoulli_(0.3)  # msmap:" in result.text
-    assert any("reads x as the probabilities" in left.reason for left in result.left + result.unsure)
+    assert "y.bernoulli_(0.3, generator=g)  # msmap:" in result.text
+    assert any("keywords p" in left.reason for left in result.left + result.unsure)
 
 
 def test_a_working_in_place_method_stays(classic):
