@@ -5,8 +5,9 @@
   Without types the receiver could be anything with a ``train`` method (a ``Trainer``); being called
   with data (``model(data)``), or asked for what only a module has (``model.parameters()``,
   ``.state_dict()``, ``.load_state_dict(...)``, ``.named_modules()``), is what a model does. An
-  attribute of ``self`` (``self.model.eval()``) counts the uses in its whole class. Names the resolver
-  already knows (imports, typed objects) are its business.
+  attribute of ``self`` (``self.model.eval()``) counts the uses in its whole class, another object's
+  (``runner.model.eval()``) those in its function. Names the resolver already knows (imports, typed
+  objects) are its business.
 - (an optimizer group's learning rate, read and written: ``grouprates.py``)
 """
 from __future__ import annotations
@@ -75,7 +76,8 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, i
     if receiver is None or receiver.text in (b"self", b"cls") or not _plain_path(receiver) \
             or receiver.text.decode("utf-8", "replace").partition(".")[0] in skip_names - {"self"}:
         return None
-    scope = enclosing(call, "class_definition" if receiver.type == "attribute" else "function_definition")
+    # ``self.model``: the uses in its whole class; ``model`` or another object's ``holder.model``: in its function
+    scope = enclosing(call, "class_definition" if receiver.text.startswith(b"self.") else "function_definition")
     if scope is None or not _used_as_model(scope, receiver.text) \
             or _holds_plain(scope, receiver.text, source, torch_classes):
         return None

@@ -158,3 +158,32 @@ def test_safetensors_files_are_written_and_read_in_torchs_format(engine, tmp_pat
     assert sorted(model) == sorted(params)
     for name, value in params.items():
         np.testing.assert_array_equal(model[name].numpy(), np.array(value, np.float32))
+
+
+HELD_MODEL = '''\
+import torch
+import torch.nn as nn
+
+
+class Runner:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.5))
+
+
+def evaluate(runner, x):
+    runner.model.eval()
+    out = runner.model(x)
+    flags = [runner.model.training, out.shape[1]]
+    runner.model.train()
+    return flags + [runner.model.training]
+
+
+def run():
+    return evaluate(Runner(), torch.ones(4, 3))
+'''
+
+
+def test_a_model_held_by_another_object_switches_mode_where_it_is_called(engine, tmp_path):
+    got, want, text = _run_both(engine, HELD_MODEL, tmp_path, "m.run()")
+    assert "runner.model.set_train(False)" in text and "runner.model.set_train()" in text
+    assert got == want == [False, 2, True]
