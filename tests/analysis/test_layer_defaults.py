@@ -130,3 +130,12 @@ def test_the_block_loads_torchs_weights_by_name_and_runs_in_graph_mode(classic, 
     assert eval(names) == sorted(state)  # conv.weight, conv.bias, norm.weight, norm.bias: torch's names
     np.testing.assert_allclose(np.array(eval(eager)), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.array(eval(graph)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_lookup_by_name_lists_only_classes_a_reference_can_name(classic):
+    # MsInstanceNorm is written by a template at a call: a reference has no class to name, so a lookup by name
+    # lists the batch norms and raises KeyError for an instance norm, as it did before instance norms converted
+    source = ("import torch.nn as nn\n\n\ndef norm_layer(kind, dims, width):\n"
+              "    return getattr(nn, '{}Norm{}d'.format(kind, dims))(width)\n")
+    text = converted(classic, source)
+    assert "# msmap:" not in text and "InstanceNorm" not in text and '"BatchNorm2d":' in text

@@ -33,7 +33,9 @@ def make_norm(dims, width):
             if record is None or record.get("kind") != "class":
                 return False
             choice = context.choose(record)
-            return choice is not None and bool(choice.api) and (is_auto(choice) or unverified_consistent(choice))
+            # a target written by a template (a helper such as MsInstanceNorm) has no MindSpore class to name
+            return choice is not None and bool(choice.api) and not choice.target.get("template") \
+                and (is_auto(choice) or unverified_consistent(choice))
 
         def in_table(name: str) -> bool:
             """Whether ``name`` may sit in the table of a lookup by a name known only at run time."""
