@@ -82,6 +82,12 @@ CALLS = [
      "MsUpsamplingBilinear2d("),
     ("upsampling-nearest", "nn.UpsamplingNearest2d(size=(5, 8))", {"x": [1, 1, 3, 4]}, True, None),
     ("avg-pool3d", "F.avg_pool3d(x, 2)", {"x": [1, 1, 4, 2, 4]}, False, "stride=2"),
+    # a 2-D diagonal (ops.diag builds a 4-D tensor), equality as one bool, int64 indices, unbiased moments, pdist's p
+    ("diag-of-matrix", "torch.diag(x, 1)", {"x": [3, 3]}, False, "ms_diag("),
+    ("equal-shapes", "torch.equal(x, x.reshape(3, 2))", {"x": [2, 3]}, False, "ms_equal("),
+    ("cummin", "torch.cummin(x, 0)", {"x": [4, 2]}, False, "cummin_int64("),
+    ("std-mean", "torch.std_mean(x, dim=-1)", {"x": [2, 5]}, False, "ddof=1"),
+    ("pdist-int-p", "F.pdist(x, 1)", {"x": [3, 4]}, False, "float(1)"),
 ]
 
 
