@@ -1,11 +1,11 @@
 """Creation functions, grids, fold/unfold, complex views and the most-used names whose rewrite differed from
 torch (std/var's correction, int64 indices, tile's list, one_hot's inferred count, cells without a state) convert
-as real model files call them (issue 26):
-a parameter the call leaves at torch's default (``layout``, ``out``, ``requires_grad=False``) or passes where
-MindSpore places tensors itself (``device=``) blocks nothing; the rewrites emitted are the ones the call forms
-proved (data/probes/callforms.yaml, data/curated/proven_calls.yaml). Each call is converted per family
-(``--device CPU``) and run next to torch (values, shapes and dtypes); a value MindSpore cannot honour keeps its
-marker."""
+as real model files call them (issue 26): a parameter the call leaves at torch's default (``layout``, ``out``,
+``requires_grad=False``) or passes where MindSpore places tensors itself (``device=``) blocks nothing; the
+rewrites emitted are the ones the call forms proved (data/probes/callforms.yaml; the rules in
+data/curated/creation_grids.yaml, reductions_indices.yaml and layer_calls.yaml). Each call is converted per
+family (``--device CPU``) and run next to torch (values, shapes and dtypes); a value MindSpore cannot honour
+keeps its marker."""
 from __future__ import annotations
 
 import json
