@@ -40,6 +40,11 @@ REVIEWED.update({("same-padding-odd-side", f"torch.ao.nn.intrinsic.{path}{name}"
                               "quantized.modules.conv_add.") for name in ("ConvAdd2d", "ConvAddReLU2d")})
 REVIEWED[("ckpt-torch-weight-names", "torch.distributed.checkpoint.state_dict.set_state_dict")] = \
     "loads a state dict into the model, by torch's names"
+# GradScaler's own methods are the loss-scaling steps the caveat spells out (scale, unscale, adjust, its state)
+REVIEWED.update({("amp-loss-scaler", api): "a step of the loss scaling the caveat describes" for api in (
+    *(f"torch.amp.GradScaler.{name}" for name in ("get_scale", "is_enabled", "load_state_dict", "state_dict", "step",
+                                                  "update")), "torch.amp.grad_scaler.GradScaler.step")})
+REVIEWED[("pool-stride-default-one", "torch.nn.functional.avg_pool3d")] = "ops.avg_pool3d's stride defaults to 1 as the layer's"
 
 
 def _words(text: str) -> set[str]:
