@@ -216,7 +216,8 @@ def test_results_path_is_per_version(tmp_path: Path):
 
 def test_convert_applies_a_proven_rewrite_only_at_proven_values(small_data, tmp_path):
     """A literal whose value class the probe proved converts; one the probe found different, or never
-    ran, gets a marker naming the parameter; a name (not a literal) converts unless a value failed."""
+    ran, gets a marker naming the parameter; a name (not a literal) goes through an adapter that refuses, when
+    the call runs, any value the probe did not prove."""
     from kb.analysis import Engine, EngineSettings
     from kb.analysis.convert import convert_source
     from kb.query import KB
@@ -234,5 +235,6 @@ def test_convert_applies_a_proven_rewrite_only_at_proven_values(small_data, tmp_
     assert "ms.nn.Dense(3, 4, has_bias=True)" in convert("nn.Linear(3, 4, bias=True)")
     left = convert("nn.Linear(3, 4, bias=False)")
     assert "nn.Linear(3, 4, bias=False)" in left and "rewrite differs from torch at bias=False" in left
-    named = convert("nn.Linear(3, 4, bias=flag)")
-    assert "unproven value: bias=flag" in named
+    named = convert("nn.Linear(3, 4, bias=flag)")  # a name: the adapter checks its value when the call runs
+    assert "ms_Dense(3, 4, bias=flag)" in named
+    assert "if not (bias is True):" in named and "is not a value msmap proved" in named
