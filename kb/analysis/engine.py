@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kb.analysis import inplace, rules
-from kb.analysis.adapters import insertion
 from kb.analysis.annotations import TITLE as ANNOTATION_TITLE
 from kb.analysis.annotations import annotation_edit
 from kb.analysis.arguments import Blocked
@@ -26,8 +25,7 @@ from kb.analysis.document import Document
 from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import ImportTable, is_torch_path, mentions_roots
 from kb.analysis.incremental import environment, reanalyze, settle
-from kb.analysis.layersubclass import subclass_edits, super_renames
-from kb.analysis.narrowing import branch_renames
+from kb.analysis.layersubclass import super_renames
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.rewrite import (
     bare_call,
@@ -38,7 +36,6 @@ from kb.analysis.rewrite import (
     plan,
     unverified_consistent,
 )
-from kb.analysis.sequential import add_module_edits, sequential_assignments
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
 from kb.analysis.templates import removes as removes_construct
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, byte_range
@@ -288,9 +285,7 @@ class Engine:
         direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
-        self._add_branch_renames(sites, uses)
-        self._add_sequential_assignments(sites, uses, source, alias)
-        self._add_subclass_edits(sites, uses, source, alias)
+        self.with_extensions(document, sites, uses, alias, resolver.has_torch_imports)
         uses = self.with_rules(document, uses, alias, resolver.has_torch_imports)
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
@@ -313,68 +308,33 @@ class Engine:
                    only: set[str] | None = None, within: tuple[int, int] | None = None) -> list[Use]:
         """``uses`` (the uses of torch names) with what every registered rule (those in ``only``) finds in
         the document (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order."""
-        root, source = document.tree.root_node, document.source
-        if named is None:
-            def named(prefixes: tuple[str, ...]) -> list[Use]:
-                return [u for u in uses if u.torch_name.startswith(prefixes)]
-        context = rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
-                                self.choose_record, named, within or (0, len(source)),
-                                lambda site: self.use_of(site, source, alias), document.imported_classes or {})
-        found = rules.run(context, only)
+        found = rules.run(self._context(document, uses, alias, has_torch_imports, named, within), only)
         gone = rules.replaced(found)
         if gone:
             uses = [u for u in uses if (u.torch_name, u.start, u.end) not in gone]
         return uses + found
 
+    def with_extensions(self, document: Document, sites: list[Site], uses: list[Use], alias: str,
+                        has_torch_imports: bool) -> None:
+        """The edits every registered extension adds to ``uses`` (``sites[i]`` resolved ``uses[i]``), added to
+        them in place (kb/analysis/rules: ``extend``)."""
+        rules.extend(self._context(document, uses, alias, has_torch_imports), sites, uses)
+
+    def _context(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
+                 named: Callable[[tuple[str, ...]], list[Use]] | None = None,
+                 within: tuple[int, int] | None = None) -> rules.Context:
+        """What a rule or an extension reads about ``document`` (``uses``: the uses of torch names so far)."""
+        root, source = document.tree.root_node, document.source
+        if named is None:
+            def named(prefixes: tuple[str, ...]) -> list[Use]:
+                return [u for u in uses if u.torch_name.startswith(prefixes)]
+        return rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
+                             self.choose_record, named, within or (0, len(source)),
+                             lambda site: self.use_of(site, source, alias), document.imported_classes or {})
+
     def choose_record(self, record: dict) -> Any:
         """The target choice for ``record`` under the current settings."""
         return self._verdict(record)[0]
-
-    def _add_branch_renames(self, sites: list[Site], uses: list[Use]) -> None:
-        """``m.weight`` -> ``m.gamma`` inside ``if isinstance(m, nn.BatchNorm2d):`` (narrowing.py),
-        carried by the fix of the first class the test names."""
-        typed = [(site, use) for site, use in zip(sites, uses, strict=False) if use.edits and use.kind == "attribute"
-                 and use.choice is not None and use.choice.api and in_type_context(site.node)]
-        if not typed:
-            return
-        found = branch_renames([(site.node, use.choice.api, use.edits[0].new_text) for site, use in typed
-                                if use.choice is not None and use.choice.api], self.catalog.parameter_names())
-        for site, use in typed:
-            extra = found.get(site.node.id)
-            if extra:
-                use.edits = list(use.edits) + extra
-
-    def _add_sequential_assignments(self, sites: list[Site], uses: list[Use], source: bytes, alias: str) -> None:
-        """``self.norm = nn.BatchNorm2d(c)`` in a subclass of ``nn.Sequential`` goes through the
-        ``add_module`` rewrite's function (sequential.py), carried by the class's migration."""
-        record = self.catalog.lookup("torch.nn.Module.add_module")
-        choice = self.choose(Site("torch.nn.Module.add_module", record, "call", None)) if record else None
-        helper = choice.target.get("helper") if choice is not None else None
-        if not helper:
-            return
-        name = helper.split(None, 1)[1].split("(", 1)[0]
-        for site, use in zip(sites, uses, strict=False):
-            if site.kind != "class_base" or site.local_class is None or not use.edits:
-                continue
-            extra = [e for statement, value, attr in sequential_assignments(site.local_class)
-                     for e in add_module_edits(statement, value, attr, name)]
-            if extra:
-                added = insertion(site.node, source, name, helper.replace("{ms}", alias).rstrip("\n") + "\n")
-                use.edits = list(use.edits) + extra + ([added] if added is not None else [])
-
-    def _add_subclass_edits(self, sites: list[Site], uses: list[Use], source: bytes, alias: str) -> None:
-        """A class deriving from a torch layer (``class LayerNorm2d(nn.LayerNorm)``) takes torch's
-        arguments and reads its MindSpore base's attribute names (layersubclass.py), carried by the
-        migration of its base."""
-        for site, use in zip(sites, uses, strict=False):
-            choice = use.choice
-            if site.kind != "class_base" or site.local_class is None or not use.edits or choice is None \
-                    or not choice.api or choice.relation == "context_change":
-                continue
-            names = self.catalog.parameter_names().get(choice.api, {})
-            extra = subclass_edits(site.local_class, site.record, choice.target, alias, source, names)
-            if extra:
-                use.edits = list(use.edits) + extra
 
     def _result(self, *args: Any) -> Analysis:
         return Analysis(*args)

@@ -111,7 +111,7 @@ def _statement_end(root: Any, offset: int) -> int:
 _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 _FIELDS = [f.name for f in fields(Use)]
 _VALUES = attrgetter(*_FIELDS)
-_RANGE, _EDITS, _CALL_SPAN = (_FIELDS.index(name) for name in ("range", "edits", "call_span"))
+_RANGE, _EDITS, _CALL_SPAN, _REACH = (_FIELDS.index(name) for name in ("range", "edits", "call_span", "reach"))
 
 
 def _copy(use: Use, changes: dict[int, Any]) -> Use:
@@ -141,9 +141,16 @@ def _settled(use: Use, delta: int, lines: int) -> Use:
                              _new(Position, (end.line + lines, end.character, end.offset + delta))))}
     if use.edits:
         changes[_EDITS] = [TextEdit(e.start + delta, e.end + delta, e.new_text) for e in use.edits]
+    _shift_spans(use, delta, changes)
+    return _copy(use, changes)
+
+
+def _shift_spans(use: Use, delta: int, changes: dict[int, Any]) -> None:
+    """Its call and its extensions' reach moved ``delta`` bytes, into ``changes``."""
     if use.call_span is not None:
         changes[_CALL_SPAN] = (use.call_span[0] + delta, use.call_span[1] + delta)
-    return _copy(use, changes)
+    if use.reach is not None:
+        changes[_REACH] = (use.reach[0] + delta, use.reach[1] + delta)
 
 
 def _shift_use(use: Any, at: int, delta: int, source: bytes, edit_line: int, lines: int) -> Any:
@@ -164,8 +171,7 @@ def _shift_use(use: Any, at: int, delta: int, source: bytes, edit_line: int, lin
     if use.edits:
         changes[_EDITS] = [TextEdit(e.start + delta, e.end + delta, e.new_text) if e.start >= at else e
                            for e in use.edits]
-    if use.call_span is not None:
-        changes[_CALL_SPAN] = (use.call_span[0] + delta, use.call_span[1] + delta)
+    _shift_spans(use, delta, changes)
     return _copy(use, changes)
 
 
@@ -251,8 +257,9 @@ def edit_span(old: bytes, new: bytes) -> tuple[int, int, int]:
 
 def widen(previous: Any, spans: list[tuple[int, int]], lo: int, hi: int, start: int, delta: int,
           to_old: Callable[..., int]) -> tuple[int, int] | None:
-    """The window [lo, hi) widened over every use that crosses it; None when an import, a class
-    base or a method definition does (a full analysis is needed)."""
+    """The window [lo, hi) widened over every use that crosses it (and what its extensions read: the window's
+    uses are extended again, ``window_uses``); None when an import, a class base or a method definition
+    does (a full analysis is needed)."""
     uses = previous.held()[0]  # (a use's kind: as it was, however far it moved)
     widened = True
     while widened:
@@ -571,8 +578,9 @@ def window_uses(engine: Any, env: Environment, previous: Any, document: Document
     if engine.settings.tensor_method_guesses and previous.has_torch_imports:
         taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
         sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
-    uses = sorted((engine.use_of(site, new, previous.alias) for site in sites), key=lambda u: (u.start, u.end))
-    return uses, new_refs
+    uses = [engine.use_of(site, new, previous.alias) for site in sites]
+    engine.with_extensions(document, sites, uses, previous.alias, previous.has_torch_imports)
+    return sorted(uses, key=lambda u: (u.start, u.end)), new_refs
 
 
 def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:

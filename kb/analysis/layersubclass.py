@@ -48,6 +48,14 @@ def subclass_edits(local: LocalClass, record: dict[str, Any], target: dict[str, 
     return edits
 
 
+def may_edit(target: dict[str, Any], names: dict[str, str]) -> bool:
+    """Whether ``subclass_edits`` can give a class deriving from a layer migrated to ``target`` edits, whatever
+    the class holds: the MindSpore class takes other parameters, or names some attribute otherwise. (Else only
+    ``super().__init__(*args)`` gets edits: a class holding one has them already, and an edit writing one
+    re-analyses the file, ``incremental._feeds_a_splat``.)"""
+    return bool(target.get("params")) or any(m != t for t, m in names.items())
+
+
 def super_renames(local: LocalClass, old: str, new: str) -> list[TextEdit]:
     """``super().forward(x)`` -> ``super().construct(x)`` in the class's methods, when its
     ``forward`` becomes ``construct``: the MindSpore base (or the user's migrated base) has only

@@ -41,8 +41,10 @@ def parameter_names(rules: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]
 
 
 def branch_renames(type_sites: list[tuple[Any, str, str]],
-                   names: dict[str, dict[str, str]]) -> dict[int, list[TextEdit]]:
-    """Renames per isinstance test, keyed by the id of its first class node.
+                   names: dict[str, dict[str, str]]) -> dict[int, tuple[tuple[int, int], list[TextEdit]]]:
+    """(the branch's bytes, its renames) per class node of an isinstance test whose classes rename
+    some attribute, keyed by the node's id: the first class of the test carries the renames, the
+    others none (the branch's bytes decide them all: an edit there computes them again).
 
     ``type_sites``: (class-reference node, MindSpore class it becomes, that class as written)
     for every class reference in a type context. When the classes of one test disagree
@@ -62,15 +64,18 @@ def branch_renames(type_sites: list[tuple[Any, str, str]],
         if len(args) != 2 or args[0].type != "identifier":
             continue
         tests.setdefault(call.id, (branch, args[0], []))[2].append((node, api, written))
-    found: dict[int, list[TextEdit]] = {}
+    found: dict[int, tuple[tuple[int, int], list[TextEdit]]] = {}
     for branch, subject, classes in tests.values():
         leaves = _leaves([(names.get(api, {}), written) for _, api, written in classes])
+        if not leaves:
+            continue  # (nothing to rename, whatever the branch holds)
         body = branch.child_by_field_name("consequence")
-        if not leaves or body is None or _expected_classes(subject) != len(classes):
-            continue
-        edits = list(_renames(body, subject.text.decode("utf-8", "replace"), leaves))
-        if edits:
-            found[min(classes, key=lambda c: c[0].start_byte)[0].id] = edits
+        reach = (branch.start_byte, (body if body is not None else subject.parent).end_byte)
+        edits = [] if body is None or _expected_classes(subject) != len(classes) else \
+            list(_renames(body, subject.text.decode("utf-8", "replace"), leaves))
+        first = min(classes, key=lambda c: c[0].start_byte)[0]
+        for node, _, _ in classes:
+            found[node.id] = (reach, edits if node.id == first.id else [])
     return found
 
 

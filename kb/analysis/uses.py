@@ -51,17 +51,21 @@ class Use:
     unchanged: bool = False  # the MindSpore code is the torch code as written (nothing to convert)
     rule: str | None = None  # the registered rule that found it (kb/analysis/rules); None for a torch name
     replaces: str | None = None  # a rule's use: the torch name of a use at the same place it takes over
+    extended_by: tuple[str, ...] = ()  # the registered extensions (kb/analysis/rules) that added edits to its fix
+    reach: tuple[int, int] | None = None  # the bytes those extensions read (even to add nothing): see ``extent``
 
     @property
     def start(self) -> int:
         return self.range.start.offset
 
     def extent(self) -> tuple[int, int]:
-        """The bytes the use depends on: its range, its call, and the text its fix replaces (``with
-        torch.no_grad():`` rewrites its body: an edit there must redo the use)."""
+        """The bytes the use depends on: its range, its call, what its extensions read, and the text its fix
+        replaces (``with torch.no_grad():`` rewrites its body: an edit there must redo the use)."""
         start, end = self.range.start.offset, self.range.end.offset
         if self.call_span is not None:
             start, end = min(start, self.call_span[0]), max(end, self.call_span[1])
+        if self.reach is not None:  # (an edit in an ``if isinstance`` branch redoes the renames its class carries)
+            start, end = min(start, self.reach[0]), max(end, self.reach[1])
         if self.kind in ("class_base", "method_def"):
             return start, end  # (a class migration's edits span the class: its own rules redo it, see widen)
         for edit in self.edits:  # (a rule's insertions too: a train step's ``def forward_fn():`` opens it)

@@ -1,7 +1,8 @@
-"""The rule registry (kb/analysis/rules): every rule finds its own example, and after any run of edits
-the editor's analysis (incremental) equals a fresh analysis of the same text, for every rule's idiom:
-its uses, their quick-fixes and fix-all. The document is every registered rule's example plus a real
-training script, analysed with the bundled knowledge base, so a new rule is covered by adding it."""
+"""The rule registry (kb/analysis/rules): every rule finds its own example, every extension changes its own
+example's output, and after any run of edits the editor's analysis (incremental) equals a fresh analysis of
+the same text, for every rule's and extension's idiom: its uses, their quick-fixes and fix-all. The document
+is every registered rule's and extension's example plus a real training script, analysed with the bundled
+knowledge base, so a new rule or extension is covered by adding it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from kb.analysis import Document, Engine, EngineSettings, rules
 
 TRAIN_LOOP = (Path(__file__).resolve().parents[1] / "fixtures" / "train_loop.py").read_text()
-DOCUMENT = "import torch\n\n" + "\n\n".join(rule.example for rule in rules.registered()) + "\n\n" + TRAIN_LOOP
+EXAMPLES = [rule.example for rule in rules.registered()] + [extension.example for extension in rules.extensions()]
+DOCUMENT = "import torch\n\n" + "\n\n".join(EXAMPLES) + "\n\n" + TRAIN_LOOP
 TOKENS = ["opt", "optimizer", "o", "loss", "lr", "'lr'", "device", "'device'", "dtype", "'dtype'", "F", "nn",
           "hasattr", "getattr", "packed", "out", "step", "backward", "zero_grad", "x", "1", "(", ")", ".", ",",
           "[", "]", ":", " ", "    ", "\n", "#", "'", "=", "try", "import torch"]
@@ -28,7 +30,7 @@ def engine(real_kb):
 
 def _key(use):
     return (use.torch_name, use.kind, use.start, use.end, use.range, use.category, use.reason, use.call_span,
-            use.rule, [(e.start, e.end, e.new_text) for e in use.edits])
+            use.rule, use.extended_by, use.reach, [(e.start, e.end, e.new_text) for e in use.edits])
 
 
 @pytest.mark.parametrize("rule", rules.registered(), ids=lambda rule: rule.name)
@@ -39,12 +41,50 @@ def test_each_rule_finds_its_example(engine, rule):
     assert rule.scope in rules.SCOPES
 
 
+@pytest.mark.parametrize("extension", rules.extensions(), ids=lambda extension: extension.name)
+def test_each_extension_changes_its_example(engine, extension):
+    analysis = engine.analyze("import torch\n\n" + extension.example)
+    extended = [u for u in analysis.uses if extension.name in u.extended_by]
+    assert extended, f"{extension.name} adds nothing to its own example"
+    assert all(u.kind == extension.extends and u.reach is not None for u in extended)
+
+
 def test_the_registry_refuses_a_rule_without_an_example():
     class Nameless(rules.Rule):
         name, record, title = "nameless", {"torch": "x"}, "x"
 
     with pytest.raises(ValueError, match="no example"):
         rules.register(Nameless)
+
+
+def test_the_registry_refuses_an_extension_of_another_kind():
+    class Everywhere(rules.Extension):
+        name, extends, example = "everywhere", "call", "import torch\nx = torch.ones(1)\n"
+
+    with pytest.raises(ValueError, match="extends 'call'"):
+        rules.register(Everywhere)
+
+
+@pytest.mark.parametrize("name, old, new", [
+    pytest.param("branch-renames", "m.weight, 1)", "m.weight, 2)", id="branch-argument"),
+    pytest.param("branch-renames", "m.weight, 1)", "m.bias, 1)", id="branch-renamed-name"),
+    pytest.param("branch-renames", "(m.bias, 0)", "(m, 0)", id="branch-name-gone"),
+    pytest.param("sequential-assignments", "BatchNorm2d(cin)", "BatchNorm2d(cin + 1)", id="sequential-argument"),
+    pytest.param("sequential-assignments", "        self.norm = nn.BatchNorm2d(cin)\n", "", id="sequential-gone"),
+    pytest.param("layer-subclasses", "self.eps)", "self.weight)", id="subclass-attribute"),
+    pytest.param("layer-subclasses", "        return x.permute", "        y = self.eps\n        return x.permute",
+                 id="subclass-line-added"),
+])
+def test_an_edit_an_extension_reads_equals_a_fresh_analysis(engine, name, old, new):
+    """Found for issue 27: after an edit inside an isinstance branch, a Sequential subclass or a layer subclass,
+    the editor kept the extension's edits from before the edit, or lost them."""
+    example = next(extension.example for extension in rules.extensions() if extension.name == name)
+    document = Document("import torch\n\n" + example)
+    engine.analyze(document)
+    document.update(document.text.replace(old, new, 1))
+    edited = engine.analyze(document)
+    fresh = Engine(engine.catalog, engine.settings).analyze(document.text)
+    assert [_key(u) for u in edited.uses] == [_key(u) for u in fresh.uses]
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,6 +16,14 @@ A rule module defines one class, decorated with ``@register``, that says
   place that it replaces; or a resolved site (a torch name found where the resolver could not type
   the receiver), which the engine rewrites from its knowledge-base record like any other use.
 
+An idiom that only adds edits to a use the engine builds (``m.weight`` -> ``m.gamma`` carried by the
+``nn.BatchNorm2d`` of ``if isinstance(m, nn.BatchNorm2d):``) is an ``Extension``, registered by the same
+decorator: ``name``, ``extends`` (the kind of use: ``class_base`` or ``attribute``), ``order``, ``example``
+(as a rule's), and ``added(context, site, use)`` (or ``extend(context, pairs)`` for uses that belong
+together) giving, per use with a fix, the edits it adds and the bytes they depend on (``reach``). The engine
+runs the extensions in their order on its uses (``extend``); a use records their names (``Use.extended_by``)
+and ``reach``, so an edit there redoes them (kb/analysis/incremental.py).
+
 The engine knows no rule by name: it imports every module of this package once (``registered``), asks
 each rule for its findings in each file (``run``) and turns them into ``Use``s. Adding an idiom is one
 new module here plus its tests; no engine file changes.
@@ -26,7 +34,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from kb.analysis.imports import IMPORT_TYPES, ImportTable, mentions_roots
 from kb.analysis.text import TextEdit, byte_range
@@ -34,6 +42,7 @@ from kb.analysis.uses import Use
 from kb.analysis.words import word_starts
 
 SCOPES = ("expression", "statement", "function", "file")
+EXTENDED_KINDS = ("class_base", "attribute")  # the kinds of the engine's uses an extension may add edits to
 
 
 @dataclass
@@ -97,30 +106,78 @@ class Rule:
         raise NotImplementedError
 
 
+@dataclass
+class Added:
+    """What an extension adds to one use: ``edits`` (none, when it has nothing to add yet) and ``reach``, the
+    bytes they depend on (the class, the ``if`` branch): an edit there redoes the extension."""
+
+    reach: tuple[int, int]
+    edits: list[TextEdit] = field(default_factory=list)
+
+
+class Extension:
+    name: ClassVar[str]
+    extends: ClassVar[str]  # the kind of the uses it adds edits to (``EXTENDED_KINDS``)
+    order: ClassVar[int] = 100
+    example: ClassVar[str] = ""
+
+    def extend(self, context: Context, pairs: list[tuple[Any, Use]]) -> dict[int, Added]:
+        """What it adds to ``pairs`` (a resolved site and its use, for the uses of its kind that have a fix),
+        by index in ``pairs``: ``added`` of each pair, unless the uses belong together."""
+        found = {}
+        for index, (site, use) in enumerate(pairs):
+            added = self.added(context, site, use)
+            if added is not None:
+                found[index] = added
+        return found
+
+    def added(self, context: Context, site: Any, use: Use) -> Added | None:
+        raise NotImplementedError
+
+
 _RULES: dict[str, Rule] = {}
+_EXTENSIONS: dict[str, Extension] = {}
 _LOADED = False
+Registered = TypeVar("Registered", bound=Rule | Extension)
 
 
-def register(cls: type[Rule]) -> type[Rule]:
-    """Class decorator: one instance of the rule joins the registry."""
-    if cls.scope not in SCOPES:
+def register(cls: type[Registered]) -> type[Registered]:
+    """Class decorator: one instance of the rule (or extension) joins the registry."""
+    if issubclass(cls, Extension) and cls.extends not in EXTENDED_KINDS:
+        raise ValueError(f"extension {cls.name}: extends {cls.extends!r}, not one of {EXTENDED_KINDS}")
+    if issubclass(cls, Rule) and cls.scope not in SCOPES:
         raise ValueError(f"rule {cls.name}: scope {cls.scope!r} is not one of {SCOPES}")
+    kind = "extension" if issubclass(cls, Extension) else "rule"
     if not cls.example.strip():
-        raise ValueError(f"rule {cls.name}: no example (a piece of torch code the rule finds)")
-    if cls.name in _RULES and type(_RULES[cls.name]) is not cls:
-        raise ValueError(f"two rules are named {cls.name}")
-    _RULES[cls.name] = cls()
+        raise ValueError(f"{kind} {cls.name}: no example (a piece of torch code the {kind} converts)")
+    known = _RULES.get(cls.name) or _EXTENSIONS.get(cls.name)
+    if known is not None and type(known) is not cls:
+        raise ValueError(f"two rules or extensions are named {cls.name}")
+    if issubclass(cls, Extension):
+        _EXTENSIONS[cls.name] = cls()
+    elif issubclass(cls, Rule):
+        _RULES[cls.name] = cls()
     return cls
 
 
 def registered() -> list[Rule]:
     """Every rule of this package, in the order they run."""
+    _load()
+    return sorted(_RULES.values(), key=lambda rule: (rule.order, rule.name))
+
+
+def extensions() -> list[Extension]:
+    """Every extension of this package, in the order they run."""
+    _load()
+    return sorted(_EXTENSIONS.values(), key=lambda extension: (extension.order, extension.name))
+
+
+def _load() -> None:
     global _LOADED
     if not _LOADED:
         for module in pkgutil.iter_modules(__path__):
             importlib.import_module(f"{__name__}.{module.name}")
         _LOADED = True
-    return sorted(_RULES.values(), key=lambda rule: (rule.order, rule.name))
 
 
 def rule_imports(root: Any, source: bytes) -> ImportTable:
@@ -151,6 +208,24 @@ def run(context: Context, only: set[str] | None = None) -> list[Use]:
             continue
         found += [_use(rule, finding, context.source, context) for finding in rule.find(context)]
     return found
+
+
+def extend(context: Context, sites: list[Any], uses: list[Use]) -> None:
+    """Every extension, in its order, adds its edits to the uses of its kind that have a fix (``sites[i]`` is
+    the resolved site of ``uses[i]``): after the use's own edits, its name in ``Use.extended_by``, and the
+    bytes it read in ``Use.reach``."""
+    for extension in extensions():
+        pairs = [(site, use) for site, use in zip(sites, uses, strict=True)
+                 if use.kind == extension.extends and use.edits]
+        if not pairs:
+            continue
+        for index, added in extension.extend(context, pairs).items():
+            use = pairs[index][1]
+            reach = use.reach or added.reach
+            use.reach = (min(reach[0], added.reach[0]), max(reach[1], added.reach[1]))
+            if added.edits:
+                use.edits = list(use.edits) + added.edits
+                use.extended_by += (extension.name,)
 
 
 def to_rerun(edited: bytes, function: bytes, touched: set[str]) -> set[str]:
