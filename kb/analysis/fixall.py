@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kb.analysis import standins
+from kb.analysis import guarded, standins
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.engine import GUESS_REASON
 from kb.analysis.imports import is_torch_path
@@ -99,6 +99,7 @@ class FixAllResult:
     # possible torch.Tensor method calls that need a rewrite, on receivers not known to be tensors
     # (``obj.size(0)``): not counted as uses, but marked by convert so no known crash goes unmarked
     unsure: list[Leftover] = field(default_factory=list)
+    guarded: int = 0  # of ``found``: guessed tensor methods rewritten behind a runtime type test (guarded.py)
 
     @property
     def changed(self) -> bool:
@@ -149,8 +150,10 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
         return result
     before = engine.analyze(doc)
     sure = confident_guesses(before)  # guessed tensor methods whose receiver is a tensor (tensors.py)
-    counted = [u for u in before.uses if u.counts and (not u.guess or u.call_span in sure)]
-    result.found = len(counted)
+    counted = [u for u in before.uses if u.counts and (not u.guess or u.call_span in sure)
+               and not guarded.settled(u, before)]
+    guards = [g for u in before.uses if u.guess and u.call_span not in sure and (g := guarded_use(u, before))]
+    result.found, result.guarded = len(counted) + len(guards), sum(bool(g.edits) for g in guards)
     for u in counted:
         result.apis[u.torch_name] = result.apis.get(u.torch_name, 0) + 1
     # Uses still to convert, keyed by (torch name, offset in the current text).  A use
@@ -160,7 +163,7 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
                if not u.unchanged}
     unsure = _unsure(before, sure)
     work = Document(original, imported_classes=doc.imported_classes)
-    fixable = any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses)
+    fixable = any(g.edits for g in guards) or any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses)
     if fixable:
         rejected: set[tuple[str, int]] = set()
         analysis = before  # the first pass reads the original text, which ``before`` analysed
@@ -170,7 +173,11 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
             sure = confident_guesses(analysis)
             chosen, taken = [], _Taken()
             for use in analysis.uses:
+                if guarded.settled(use, analysis):
+                    continue  # a branch of a runtime type test: converted already
                 guess = use.guess and use.call_span not in sure
+                if guess and (shielded := guarded_use(use, analysis)) is not None:
+                    use, guess = shielded, False  # its rewrite behind a runtime type test (guarded.py)
                 if use.counts and not guess and not use.unchanged:
                     pending.setdefault((use.torch_name, use.start),
                                        Leftover(use.torch_name, use.start, use.category, use.reason))
@@ -230,7 +237,19 @@ def _unsure(analysis: Any, sure: set) -> dict:
     return {(u.torch_name, u.start): Leftover(u.torch_name, u.start, "guess",
                                               f"if this is a tensor: {u.title or u.reason}")
             for u in analysis.uses if u.guess and u.call_span not in sure
-            and (u.edits or (u.choice is not None and not u.choice.runs) or u.call_span in known)}
+            and (u.edits or (u.choice is not None and not u.choice.runs) or u.call_span in known)
+            and not guarded.settled(u, analysis) and not _needs_nothing(u, analysis)}
+
+
+def guarded_use(use: Any, analysis: Any) -> Any | None:
+    """``use`` rewritten behind a runtime type test, when its receiver allows one (guarded.py)."""
+    return guarded.guard(use, analysis, lambda edit: _defines(edit) is not None)
+
+
+def _needs_nothing(use: Any, analysis: Any) -> bool:
+    """A guess whose rewrite is the call as written (guarded.py): nothing to test, nothing to mark."""
+    shielded = guarded_use(use, analysis) if use.edits else None
+    return shielded is not None and shielded.unchanged
 
 
 def _compose(inner: Any, chosen: list, taken: _Taken, source: bytes) -> bool:

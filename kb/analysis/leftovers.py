@@ -124,13 +124,15 @@ class Tally:
     uses_left: int = 0
     guesses_left: int = 0
     references_left: int = 0
+    guarded: int = 0  # of ``converted``: tensor methods rewritten behind a runtime type test (guarded.py)
 
     @property
     def left(self) -> int:
         return self.uses_left + self.guesses_left + self.references_left
 
-    def add(self, found: int, left: int, guesses: int, references: int) -> None:
+    def add(self, found: int, left: int, guesses: int, references: int, guarded: int = 0) -> None:
         self.found += found
+        self.guarded += guarded
         self.converted += found - left
         self.uses_left += left
         self.guesses_left += guesses
@@ -146,18 +148,21 @@ class Tally:
     def summary(self) -> str:
         parts = [f"{self.uses_left} uses", f"{self.guesses_left} 'if this is a tensor' guesses",
                  f"{self.references_left} torch references without a marker"]
-        return (f"torch uses found: {self.found}, converted: {self.converted}, left for a human: {self.left} "
-                f"({', '.join(parts)}), rate: {self.rate}")
+        return (f"torch uses found: {self.found}, converted: {self.converted} (guarded by a runtime type test: "
+                f"{self.guarded}), left for a human: {self.left} ({', '.join(parts)}), rate: {self.rate}")
 
 
 def left_by_convert(analysis: object) -> set[int]:
     """``id`` of each use of ``analysis`` that convert leaves for a human: a use with no fix (unless its
     code stays as written), and a guessed tensor method it marks (as ``fixall._unsure`` chooses them:
-    a rewrite or a missing kernel, on a receiver not known to be a tensor)."""
+    a rewrite or a missing kernel, on a receiver not known to be a tensor, unless convert writes its rewrite
+    behind a runtime type test: ``fixall.guarded_use``)."""
+    from kb.analysis.fixall import guarded_use
     from kb.analysis.tensors import confident_guesses
 
     uses = getattr(analysis, "uses", [])
     sure = confident_guesses(analysis) if any(u.guess for u in uses) else set()
     return {id(u) for u in uses if u.counts and (
-        (u.guess and u.call_span not in sure and (u.edits or (u.choice is not None and not u.choice.runs)))
+        (u.guess and u.call_span not in sure and (u.edits or (u.choice is not None and not u.choice.runs))
+         and guarded_use(u, analysis) is None)
         or (not u.guess and not u.edits and not u.unchanged))}

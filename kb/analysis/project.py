@@ -287,6 +287,7 @@ class FileConversion:
     original: bytes | None = None
     converted: bytes | None = None  # None when the file was left as it is
     found: int = 0
+    guarded: int = 0  # of ``found``: tensor methods rewritten behind a runtime type test (guarded.py)
     apis: dict[str, int] = field(default_factory=dict)  # torch name -> uses found
     left: list[tuple[str, int, str]] = field(default_factory=list)  # (torch name, line, reason)
     unsure: list[tuple[str, int, str]] = field(default_factory=list)  # marked possible tensor methods
@@ -331,7 +332,7 @@ def convert_file(engine: Any, path: str | Path) -> FileConversion:
         result.error = converted.error
         return result
     result.converted = lineends.as_original(result.original, converted.source)
-    result.found = converted.found
+    result.found, result.guarded = converted.found, converted.guarded
     result.apis = converted.apis
     result.left = [(left.torch_name, left.line, left.reason) for left in converted.left]
     result.unsure = [(left.torch_name, left.line, left.reason) for left in converted.unsure]

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, dirty: Callable[[list[Path], list[str]], dict[
     for result in convert_files(files, spec, settings, jobs=args.jobs or None, max_bytes=args.max_file_size):
         path = Path(result.path)
         totals["files"] += 1
-        tally.add(result.found, len(result.left), len(result.unsure), len(result.references))
+        tally.add(result.found, len(result.left), len(result.unsure), len(result.references), result.guarded)
         for name, n in result.apis.items():
             apis[name] = apis.get(name, 0) + n
         if result.error:

@@ -14,14 +14,14 @@ from kb.cli import main
 GUESSES = """import torch
 
 
-def stats(a, b, c):
-    n = a.numpy()
-    m = b.detach()
-    r = a.relu()
-    s = b.relu()
-    e = c.detach()  # (c.softmax(dim=-1) would say torch: tensors.py converts that one)
-    f = a.cpu()
-    g = c.relu()
+def stats(a, b, c):  # (calls as receivers: a name would be guarded, guarded.py)
+    n = a().numpy()
+    m = b().detach()
+    r = a().relu()
+    s = b().relu()
+    e = c().detach()  # (c.softmax(dim=-1) would say torch: tensors.py converts that one)
+    f = a().cpu()
+    g = c().relu()
     return n, m, r, s, e, f, g
 """
 

@@ -29,16 +29,16 @@ def cpu():
     return EngineSettings(device="CPU")
 
 
-def test_a_torchless_file_of_a_torch_project_gets_tensor_markers(real_kb, cpu, tmp_path):
+def test_a_torchless_file_of_a_torch_project_gets_guarded_tensor_methods(real_kb, cpu, tmp_path):
     settings = project_settings(_project(tmp_path, {"model.py": MODEL, "utils.py": UTILS}), cpu)
     assert settings.project_tensor_files
     result = convert_file(Engine(real_kb, settings), tmp_path / "utils.py")
     out = result.converted.decode()
     assert "    n = target.shape[1]\n" in out  # a rewrite right on any receiver applies here too
     assert "    probs = output.softmax(axis=-1)\n" in out  # dim= is torch's spelling: the receiver is a torch tensor
-    marked = next(text for text in out.splitlines() if "return n, probs, extra, output.relu()" in text)
-    assert "# msmap: if this is a tensor" in marked, marked
-    assert {name for name, _, _ in result.unsure} >= {"torch.Tensor.relu"}
+    guarded = next(text for text in out.splitlines() if "return n, probs, extra, (" in text)
+    assert "isinstance(output, ms.Tensor) else output.relu())" in guarded, guarded  # tested at run time
+    assert result.guarded and not result.unsure
 
 
 def test_a_torchless_file_without_tensor_methods_stays(real_kb, cpu, tmp_path):
