@@ -163,7 +163,8 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
                if not u.unchanged}
     unsure = _unsure(before, sure)
     work = Document(original, imported_classes=doc.imported_classes)
-    fixable = any(g.edits for g in guards) or any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses)
+    fixable = any(g.edits for g in guards) or \
+        any(use.edits and (not use.guess or use.call_span in sure) for use in before.uses)
     if fixable:
         rejected: set[tuple[str, int]] = set()
         analysis = before  # the first pass reads the original text, which ``before`` analysed
