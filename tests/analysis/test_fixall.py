@@ -93,10 +93,13 @@ def test_leftovers_are_located_in_the_new_text(engine):
 
 
 def test_guesses_are_not_applied(engine):
-    src = "import torch\ny = x.transpose(0, 1)\n"
+    src = "import torch\ny = f(x).transpose(0, 1)\n"
     assert engine.fix_all(src).text == src
     (fix,) = engine.analyze(src).fixes()
     assert not fix.safe and fix.edits[0].new_text == "swapaxes"
+    guarded = engine.fix_all("import torch\ny = x.transpose(0, 1)\n")  # a simple receiver: tested at run time
+    assert guarded.text.endswith("y = (x.swapaxes(0, 1) if isinstance(x, ms.Tensor) else x.transpose(0, 1))\n")
+    assert guarded.guarded == 1 and not guarded.unsure
 
 
 @pytest.mark.parametrize("src, expected", [
