@@ -17,8 +17,11 @@ list of commonly looked-up names (``CANDIDATES``: activations, normalisations, d
 convolutions and linear layers for ``torch.nn``; activations for ``torch.nn.functional``; dtypes and
 activations for ``torch``), those the knowledge base converts automatically
 with a passing rewrite probe (or, for names that are not calls, such as dtypes, none to run) for the
-configured family and device, and whose reference converts. Any other name raises
-``NotImplementedError`` naming it when the code runs; a name torch lacks raises too.
+configured family and device, and whose reference converts; and, beside them, every function of the module
+(``below``: the knowledge base's names under it, read at convert time) whose conversion is automatic, proven
+and a plain rename for the call ``f(x)`` (one tensor, the other parameters at their defaults: ``F.relu``,
+``F.gelu``, ``torch.tanh``; ``renamed``). Any other name raises ``NotImplementedError`` naming it and the
+reason when the code runs; a name torch lacks raises too.
 """
 from __future__ import annotations
 
@@ -50,11 +53,15 @@ def helper_name(module: str) -> str:
 
 
 def lookup_edits(call: Any, module: str, receiver_bound: bool, source: bytes,
-                 converts: Callable[[str], bool]) -> list[Any] | None:
+                 converts: Callable[[str], bool], below: Callable[[str], list[str]] | None = None,
+                 renamed: Callable[[str], bool] | None = None) -> list[Any] | None:
     """The edits turning ``getattr(<module>, name)`` into the table lookup (and the table's definition, once
-    per file); None when the module has no table, none of its names converts, or the receiver is not bound
-    where the definition goes (a module-level import)."""
+    per file); None when none of the module's names converts, or the receiver is not bound where the
+    definition goes (a module-level import)."""
     names = [name for name in CANDIDATES.get(module, ()) if converts(f"{module}.{name}")]
+    if below is not None and renamed is not None:
+        leaves = sorted({full.rsplit(".", 1)[-1] for full in below(module)} - set(names))
+        names += [leaf for leaf in leaves if not leaf.startswith("_") and renamed(f"{module}.{leaf}")]
     arguments = call.child_by_field_name("arguments")
     parts = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
     if not names or not receiver_bound or len(parts) != 2:
@@ -72,7 +79,8 @@ def definition(module: str, receiver: str, names: list[str]) -> str:
     """The lookup function's source (its table in torch's references, which the engine converts next)."""
     table = ", ".join(f'"{n}": {receiver}.{n}' for n in names)
     message = (f"{module}.{{name}} is not among the names msmap converts for a lookup by a name known only at "
-               f"run time (those whose conversion it proved)")
+               f"run time: those whose conversion it proved for any call, and the functions it proved a plain "
+               f"rename for f(x)")
     return (f"def {helper_name(module)}(name):\n"
             f'    """{module}.<name> for a name known only at run time (written by msmap convert): the names whose\n'
             f'    conversion msmap proved, converted; any other raises NotImplementedError."""\n'
@@ -86,6 +94,41 @@ def proven(target: dict[str, Any]) -> bool:
     """A passing rewrite probe, or a record saying no call can exercise the target (a dtype)."""
     proof = target.get("proof")
     return proof is not None and (proof.get("result") == "proven" or not_call_probed(proof))
+
+
+def plain_rename(record: dict[str, Any], choice: Any) -> bool:
+    """Whether a function converts automatically, with a passing probe, as a plain rename for ``f(x)``: one
+    required parameter (the tensor), every other at a default that carries over, none transformed, and no
+    template or adapter to write."""
+    from kb.analysis.arguments import reference_blocker, transformed_params
+    from kb.analysis.rewrite import is_auto
+
+    if record.get("kind") != "function" or choice is None or not choice.api or not is_auto(choice):
+        return False
+    target = choice.target
+    proof = target.get("proof")
+    if proof is None or proof.get("result") != "proven" or target.get("template") or target.get("helper"):
+        return False
+    required = [p for p in _parameters(record.get("torch_signature") or "") if p]
+    return len(required) == 1 and reference_blocker(record, target) is None and not transformed_params(target)
+
+
+def _parameters(signature: str) -> list[str]:
+    """The required parameters' names of a torch signature text (``(input, inplace=False)`` -> ``['input']``);
+    a ``*args`` makes the list unreadable (two empty names)."""
+    import ast
+
+    try:
+        tree = ast.parse(f"def f{signature}: pass")
+    except SyntaxError:
+        return ["", ""]
+    args = tree.body[0].args  # type: ignore[attr-defined]
+    if args.vararg is not None:
+        return ["", ""]
+    positional = args.posonlyargs + args.args
+    required = positional[:len(positional) - len(args.defaults)]
+    keywords = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    return [a.arg for a in required] + [a.arg for a, d in keywords if d is None]
 
 
 def reference_converts(record: dict[str, Any], choice: Any, alias: str) -> bool:

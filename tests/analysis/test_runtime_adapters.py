@@ -70,8 +70,8 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], str, str | None]] = [
      {"x": [2, 5]}, "ms_torch_nn(cfg['act'])", "torch.nn.Softmin"),
     ("getattr-functional", "return getattr(F, name)(x)", "x, name", {"x": [2, 5], "name": "silu"},
      "ms_torch_nn_functional(name)(x)", None),
-    ("getattr-functional-unlisted", "return getattr(F, name)(x)", "x, name", {"x": [2, 5], "name": "softsign"},
-     "ms_torch_nn_functional(name)(x)", "torch.nn.functional.softsign"),
+    ("getattr-functional-unlisted", "return getattr(F, name)(x)", "x, name", {"x": [2, 5], "name": "normalize"},
+     "ms_torch_nn_functional(name)(x)", "torch.nn.functional.normalize"),
     ("getattr-dtype", "return torch.zeros(2, 3, dtype=getattr(torch, name)) + 1", "x, name",
      {"x": [2], "name": "int32"}, "ms_torch(name)", None),
 ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kb.analysis.imports import ImportTable
-from kb.analysis.namelookups import RECORD, TITLE, UNLISTED, listed, name_lookups, replacement
+from kb.analysis.namelookups import RECORD, TITLE, UNLISTED, name_lookups, replacement
 from kb.analysis.rewrite import is_auto, unverified_consistent
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.runtimelookups import lookup_edits, reference_converts
+from kb.analysis.runtimelookups import lookup_edits, plain_rename, reference_converts
 from kb.analysis.text import TextEdit
 
 
@@ -42,15 +42,21 @@ def make_norm(dims, width):
             record = context.catalog.lookup(name)
             return record is not None and reference_converts(record, context.choose(record), context.alias)
 
+        def renamed(name: str) -> bool:
+            """Whether a function of the module may sit in the table as a plain rename for ``f(x)``."""
+            record = context.catalog.lookup(name)
+            return record is not None and plain_rename(record, context.choose(record))
+
         module_level: set[str] | None = None
         for call, module in name_lookups(context.root, context.source, context.imports):
             span = (call.start_byte, call.end_byte)
             text = replacement(call, module, context.catalog.names_below, converts)
-            if text is None and not listed(call):  # names known only at run time: a table of the proven ones
+            if text is None:  # names known only at run time, or no class listed: a table of the proven ones
                 if module_level is None:  # (its definition goes at module level: the receiver must be bound there)
                     module_level = {n.bound for _, n in ImportTable.build(context.root, context.source).names}
                 receiver = call.child_by_field_name("arguments").named_children[0].text.decode("utf-8", "replace")
-                edits = lookup_edits(call, module, receiver.split(".")[0] in module_level, context.source, in_table)
+                edits = lookup_edits(call, module, receiver.split(".")[0] in module_level, context.source, in_table,
+                                     context.catalog.names_below, renamed)
                 if edits:
                     yield Finding(call, edits, title="Look the name up at run time among the proven conversions",
                                   call_span=span)
