@@ -150,3 +150,10 @@ def test_attention_kernel_choices_go_and_their_body_stays(classic):
 def _alias(text: str) -> str:
     found = re.search(r"^import mindspore as (\w+)$", text, re.M)
     return found[1] if found else "mindspore"
+
+
+def test_a_block_of_flags_only_still_parses(classic):
+    flags = "        torch.backends.cudnn.benchmark = True\n        torch.backends.cudnn.enabled = True\n"
+    text = converted(classic, "import torch\n\n\ndef setup(gpu):\n    if gpu:\n" + flags)
+    assert "torch" not in text and "# msmap:" not in text
+    assert re.search(r"    if gpu:\n        # cuDNN autotuning flag removed.*\n        pass  # cuDNN on/off", text)
