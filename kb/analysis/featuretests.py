@@ -5,9 +5,12 @@ not. After migration there is no torch to test: the test is answered for the con
 When the tested attribute is named by a string and the knowledge base converts it to a
 MindSpore API in the configured family (``hasattr(nn, 'SiLU')``: ``mindspore.nn.SiLU``), the
 feature is there after migration and the test is ``True``; otherwise (no equivalent, an unknown
-or computed name) it is ``False`` and the code takes its plain path, which the rest of the
-conversion handles. Only tests whose object is a torch module reached through a torch import are
-rewritten, in three spellings:
+name) it is ``False`` and the code takes its plain path, which the rest of the conversion handles.
+A ``hasattr`` whose name is computed (``hasattr(F, activation_fn)``) on a module with a table of
+lookups by a name known only at run time (runtimelookups.py: the names whose conversion is proven)
+is answered when the code runs, by the name's membership in that table: ``activation_fn in
+("relu", "gelu", ...)``, so a later ``getattr(F, activation_fn)`` finds what the test promised. Only tests whose object
+is a torch module reached through a torch import are rewritten, in three spellings:
 
 - ``hasattr(<torch module>, name)`` -> ``True`` / ``False``;
 - ``name in dir(<torch module>)`` -> ``True`` / ``False`` (``not in``: the opposite);
@@ -32,6 +35,12 @@ TITLE = "Replace the torch feature test with its answer without torch (the attri
 
 # torch name (``torch.nn.SiLU``) -> the MindSpore API it converts to in the configured family, or None
 Converts = Callable[[str], "str | None"]
+
+
+RUNTIME_TITLE = "Answer the feature test when the code runs: is the name among those msmap converts"
+
+# torch module (``torch.nn.functional``) -> the names its table of run-time lookups holds (runtimelookups.py)
+Table = Callable[[str], "list[str]"]
 
 
 def present_title(torch_name: str, api: str) -> str:
@@ -75,11 +84,27 @@ def _tested(module: Any, name: Any, targets: dict[str, str]) -> str | None:
     return ".".join([base, *parts[1:], attr])
 
 
-def feature_tests(root: Any, source: bytes, imports: ImportTable,
-                  converts: Converts = lambda name: None) -> Iterable[tuple[Any, str, str | None, str | None]]:
+def _membership(module: Any, name: Any, targets: dict[str, str], table: Table) -> str | None:
+    """``name in ("relu", ...)`` for a computed name on a module whose run-time lookup table holds names;
+    None otherwise (a string name, no table)."""
+    if name is None or name.type in ("string", "concatenated_string"):
+        return None
+    parts = module.text.decode("utf-8", "replace").split(".")
+    base = targets.get(parts[0])
+    names = table(".".join([base, *parts[1:]])) if base is not None else []
+    if not names:
+        return None
+    text = name.text.decode("utf-8", "surrogateescape")
+    listed = ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "")
+    return f"{text if name.type in PRIMARY else f'({text})'} in ({listed})"
+
+
+def feature_tests(root: Any, source: bytes, imports: ImportTable, converts: Converts = lambda name: None,
+                  table: Table = lambda module: []) -> Iterable[tuple[Any, str, str | None, str | None]]:
     """(node, the text replacing it, the torch name tested, the MindSpore API it converts to) for
     each feature test on torch in the source; ``converts`` answers for a torch name (the last two
-    are None for a test the converted code cannot pass)."""
+    are None for a test the converted code cannot pass), ``table`` gives a module's run-time lookup
+    names (a computed ``hasattr`` name tested against them has ``<name>`` as its tested leaf)."""
     targets = {name.bound: name.target for _, name in imports.names if name.target and is_torch_path(name.target)}
     if not targets:
         return
@@ -90,6 +115,11 @@ def feature_tests(root: Any, source: bytes, imports: ImportTable,
         return tested, converts(tested) if tested else None
 
     for call, args in _calls(root, source, b"hasattr", bound, 2):
+        membership = _membership(args[0], args[1], targets, table)
+        if membership is not None:
+            parts = args[0].text.decode("utf-8", "replace").split(".")
+            yield call, membership, ".".join([targets[parts[0]], *parts[1:], "<name>"]), None
+            continue
         tested, api = answer(args)
         yield call, "True" if api else "False", tested, api
     for call, args in _calls(root, source, b"dir", bound, 1):

@@ -52,16 +52,24 @@ def helper_name(module: str) -> str:
     return "ms_" + module.replace(".", "_")
 
 
+def table_names(module: str, converts: Callable[[str], bool], below: Callable[[str], list[str]] | None = None,
+                renamed: Callable[[str], bool] | None = None) -> list[str]:
+    """The names of ``module`` the lookup's table holds (``converts``, ``below`` and ``renamed`` as for
+    ``lookup_edits``); a feature test by a computed name (featuretests.py) asks the same table."""
+    names = [name for name in CANDIDATES.get(module, ()) if converts(f"{module}.{name}")]
+    if below is not None and renamed is not None:
+        leaves = sorted({full.rsplit(".", 1)[-1] for full in below(module)} - set(names))
+        names += [leaf for leaf in leaves if not leaf.startswith("_") and renamed(f"{module}.{leaf}")]
+    return names
+
+
 def lookup_edits(call: Any, module: str, receiver_bound: bool, source: bytes,
                  converts: Callable[[str], bool], below: Callable[[str], list[str]] | None = None,
                  renamed: Callable[[str], bool] | None = None) -> list[Any] | None:
     """The edits turning ``getattr(<module>, name)`` into the table lookup (and the table's definition, once
     per file); None when none of the module's names converts, or the receiver is not bound where the
     definition goes (a module-level import)."""
-    names = [name for name in CANDIDATES.get(module, ()) if converts(f"{module}.{name}")]
-    if below is not None and renamed is not None:
-        leaves = sorted({full.rsplit(".", 1)[-1] for full in below(module)} - set(names))
-        names += [leaf for leaf in leaves if not leaf.startswith("_") and renamed(f"{module}.{leaf}")]
+    names = table_names(module, converts, below, renamed)
     arguments = call.child_by_field_name("arguments")
     parts = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
     if not names or not receiver_bound or len(parts) != 2:

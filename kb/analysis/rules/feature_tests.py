@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kb.analysis.featuretests import RECORD, TITLE, feature_tests, present_title
+from kb.analysis.featuretests import RECORD, RUNTIME_TITLE, TITLE, feature_tests, present_title
 from kb.analysis.rewrite import spelled
 from kb.analysis.rules import Context, Finding, Rule, register
+from kb.analysis.rules.name_lookups import table_tests
+from kb.analysis.runtimelookups import table_names
 from kb.analysis.text import TextEdit
 
 
@@ -32,9 +34,14 @@ if hasattr(F, "scaled_dot_product_attention"):
             api = choice.api if choice is not None else None
             return api if api and api.startswith("mindspore") else None
 
-        for call, text, tested, api in feature_tests(context.root, context.source, context.imports, converts):
+        def table(module: str) -> list[str]:
+            """The names the module's table of run-time lookups holds (runtimelookups.py)."""
+            return table_names(module, *table_tests(context))
+
+        for call, text, tested, api in feature_tests(context.root, context.source, context.imports, converts, table):
             if api and text == api:  # getattr(nn, 'SiLU', None): the API itself
                 text = spelled(api, context.alias)
-            yield Finding(call, [TextEdit(call.start_byte, call.end_byte, text)],
-                          title=present_title(tested, api) if tested and api else None,
+            runtime = tested is not None and tested.endswith(".<name>")
+            title = present_title(tested, api) if tested and api else RUNTIME_TITLE if runtime else None
+            yield Finding(call, [TextEdit(call.start_byte, call.end_byte, text)], title=title,
                           call_span=(call.start_byte, call.end_byte))

@@ -1,7 +1,7 @@
 """``getattr(nn, name)`` becomes a dict of the torch classes the name can be (kb/analysis/namelookups.py)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kb.analysis.imports import ImportTable
 from kb.analysis.namelookups import RECORD, TITLE, UNLISTED, name_lookups, replacement
@@ -9,6 +9,21 @@ from kb.analysis.rewrite import is_auto, unverified_consistent
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.runtimelookups import lookup_edits, plain_rename, reference_converts
 from kb.analysis.text import TextEdit
+
+
+def table_tests(context: Context) -> tuple[Callable[[str], bool], Callable[[str], list[str]],
+                                           Callable[[str], bool]]:
+    """What ``runtimelookups.table_names`` asks, for the context: whether a name may sit in the table (its
+    reference converts), the module's names, whether a function of the module is a plain rename for ``f(x)``."""
+    def in_table(name: str) -> bool:
+        record = context.catalog.lookup(name)
+        return record is not None and reference_converts(record, context.choose(record), context.alias)
+
+    def renamed(name: str) -> bool:
+        record = context.catalog.lookup(name)
+        return record is not None and plain_rename(record, context.choose(record))
+
+    return in_table, context.catalog.names_below, renamed
 
 
 @register
@@ -37,16 +52,6 @@ def make_norm(dims, width):
             return choice is not None and bool(choice.api) and not choice.target.get("template") \
                 and (is_auto(choice) or unverified_consistent(choice))
 
-        def in_table(name: str) -> bool:
-            """Whether ``name`` may sit in the table of a lookup by a name known only at run time."""
-            record = context.catalog.lookup(name)
-            return record is not None and reference_converts(record, context.choose(record), context.alias)
-
-        def renamed(name: str) -> bool:
-            """Whether a function of the module may sit in the table as a plain rename for ``f(x)``."""
-            record = context.catalog.lookup(name)
-            return record is not None and plain_rename(record, context.choose(record))
-
         module_level: set[str] | None = None
         for call, module in name_lookups(context.root, context.source, context.imports):
             span = (call.start_byte, call.end_byte)
@@ -55,8 +60,8 @@ def make_norm(dims, width):
                 if module_level is None:  # (its definition goes at module level: the receiver must be bound there)
                     module_level = {n.bound for _, n in ImportTable.build(context.root, context.source).names}
                 receiver = call.child_by_field_name("arguments").named_children[0].text.decode("utf-8", "replace")
-                edits = lookup_edits(call, module, receiver.split(".")[0] in module_level, context.source, in_table,
-                                     context.catalog.names_below, renamed)
+                edits = lookup_edits(call, module, receiver.split(".")[0] in module_level, context.source,
+                                     *table_tests(context))
                 if edits:
                     yield Finding(call, edits, title="Look the name up at run time among the proven conversions",
                                   call_span=span)
