@@ -95,9 +95,14 @@ def test_feature_test_answers_for_the_converted_code(classic, src, answer):
     assert answer in out and "import torch" not in out and not unmarked_references(out.encode()), out
 
 
-def test_feature_test_with_a_computed_name_is_false(classic):
-    out = converted(classic, "import torch.nn as nn\n\ndef has(name):\n    return hasattr(nn, name)\n")
+def test_feature_test_with_a_computed_name_and_no_lookup_table_is_false(classic):
+    out = converted(classic, "import torch.optim as optim\n\ndef has(name):\n    return hasattr(optim, name)\n")
     assert "return False" in out
+
+
+def test_feature_test_with_a_computed_name_asks_the_run_time_lookup_table(classic):
+    out = converted(classic, "import torch.nn as nn\n\ndef has(name):\n    return hasattr(nn, name)\n")
+    assert 'return name in ("ReLU", ' in out and '"Conv2d"' in out and "hasattr" not in out, out
 
 
 def test_feature_test_fix_names_the_api_it_found(classic):
