@@ -76,9 +76,9 @@ def check_file(path: str) -> dict:
         row["problem"] = "converted text does not parse"
     else:
         second = convert_source(_ENGINE, first.source).source
-        # a converted class is a Cell, so a second analysis may guess at more tensor methods and add notes; the
-        # code itself must not change
-        if _without_notes(second) != _without_notes(first.source):
+        # a converted class is a Cell, so a second analysis may guess at more tensor methods and add notes or
+        # runtime type tests around them (kb/analysis/guarded.py); the code itself must not change otherwise
+        if _without_guards(_without_notes(second)) != _without_guards(_without_notes(first.source)):
             row["problem"] = "second convert changed the text"
         row["notes_added"] = second.count(b"# msmap:") - first.source.count(b"# msmap:")
     return row
@@ -89,6 +89,26 @@ _NOTE = re.compile(rb"  # msmap: [^\n]*")
 
 def _without_notes(data: bytes) -> bytes:
     return _NOTE.sub(b"", data)
+
+
+_GUARD = re.compile(rb" if isinstance\([^()]*, \w+\.Tensor\) else ")
+
+
+def _without_guards(data: bytes) -> bytes:
+    """``(NEW if isinstance(r, ms.Tensor) else OLD)`` written as ``OLD``: the call as it was."""
+    while True:
+        match = _GUARD.search(data)
+        if match is None:
+            return data
+        start, depth = match.start(), 0
+        while start > 0 and depth >= 0:  # back to the guard's own opening parenthesis
+            start -= 1
+            depth += {41: 1, 40: -1}.get(data[start], 0)
+        end, depth = match.end(), 0
+        while end < len(data) and depth >= 0:  # on to its closing one
+            depth += {40: 1, 41: -1}.get(data[end], 0)
+            end += 1
+        data = data[:start] + data[match.end():end - 1] + data[end:]
 
 
 def run(files: list[Path], spec, settings: EngineSettings, jobs: int) -> list[dict]:

@@ -381,7 +381,7 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
 
     done = attempt(chosen)
     if done is None:
-        good = [u for u in chosen if attempt([u]) is not None]
+        good = _parsing(chosen, attempt)
         for use in chosen:
             if use not in good:
                 rejected.add((use.torch_name, use.start))
@@ -392,6 +392,17 @@ def _apply(source: bytes, chosen: list, analysis: Any, rejected: set, result: Fi
     if done is not None:
         result.applied.extend(dict.fromkeys(u.title for u in done[2]))
     return done
+
+
+def _parsing(uses: list, attempt: Callable[[list], Any]) -> list:
+    """The uses whose fixes, applied in groups, leave the text parsing: halves are tried before single uses,
+    so a few bad fixes among thousands cost a few dozen parses of the file, not one per use."""
+    if attempt(uses) is not None:
+        return uses
+    if len(uses) == 1:
+        return []
+    middle = len(uses) // 2
+    return _parsing(uses[:middle], attempt) + _parsing(uses[middle:], attempt)
 
 
 def _cleanup(engine: Any, work: Document) -> tuple[bytes, list] | None:

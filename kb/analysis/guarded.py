@@ -17,6 +17,7 @@ converting again leaves it as it is.
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -47,10 +48,20 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
     new = apply_edits(old, [TextEdit(e.start - start, e.end - start, e.new_text) for e in own])
     if new == old:  # (``r.expand(n)``: MindSpore's tensor takes the call as written; another receiver too)
         return replace(use, edits=[], unchanged=True)
+    if not _expression(new):  # (an in-place call rewritten as a statement: ``x.abs_()`` -> ``x = x.abs()``)
+        return None
     test = f"isinstance({decode(receiver.text)}, {analysis.alias}.Tensor)"
     edit = TextEdit(start, end, f"({decode(new)} if {test} else {decode(old)})")
     return replace(use, edits=[edit] + [e for e in use.edits if is_definition(e)],
                    title=f"{use.title} (if the receiver is a tensor, tested at run time)")
+
+
+def _expression(text: bytes) -> bool:
+    try:
+        ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def settled(use: Any, analysis: Any) -> bool:

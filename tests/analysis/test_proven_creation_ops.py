@@ -154,8 +154,8 @@ def test_an_unbiased_switch_that_is_not_a_literal_stays_for_a_human(classic, min
 
 
 def test_what_mindspore_cannot_honour_is_marked_or_raises_when_reached(classic):
-    """torch.unique(dim=...) keeps a marker (no probe proved a dim), and a nearest upsampling by a factor that
-    does not give whole sizes (where MindSpore's mapping may differ from torch's) raises NotImplementedError when
+    """torch.unique(dim=...) converts now that probes proved dims (tests/analysis/test_value_proofs_more.py), and a
+    nearest upsampling by a factor that does not give whole sizes (where MindSpore's mapping may differ from torch's) raises NotImplementedError when
     run, never a different result; whole sizes run."""
     import mindspore as ms
     import numpy as np
@@ -163,7 +163,7 @@ def test_what_mindspore_cannot_honour_is_marked_or_raises_when_reached(classic):
     source = ("import torch\nimport torch.nn as nn\n\n\ndef rows(x):\n    return torch.unique(x, dim=0)\n\n\n"
               "def upsample(x):\n    return nn.UpsamplingNearest2d(scale_factor=1.5)(x)\n")
     text = convert_source(classic, source).text
-    assert "return torch.unique(x, dim=0)  # msmap: unproven value: dim=0" in text
+    assert "return ms_unique(x, dim=0)\n" in text
     upsample = text[text.index("class MsUpsamplingNearest2d"):]
     assert "# msmap:" not in upsample
     scope: dict = {}
