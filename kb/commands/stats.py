@@ -9,9 +9,32 @@ from kb.commands._common import add_db_options, open_kb, print_json
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_db_options(parser)
+    parser.add_argument("--unproven", action="store_true",
+                        help="list the targets that are not automatic for want of a proof (gated off) or because a "
+                             "rewrite probe found other results (failed), per family, with the class of reason")
+
+
+def _unproven(args: argparse.Namespace) -> int:
+    from kb.proof_gaps import REASONS, gaps, summary
+
+    rows = gaps(open_kb(args).conn)
+    if args.json:
+        print_json({"summary": summary(rows), "targets": rows})
+        return 0
+    for r in rows:
+        print(f"{r['family']:<8} {r['status']:<7} {r['reason']:<12} {r['torch']} -> {r['api']}: {r['detail'][:160]}")
+    head = f"{'family':<9}" + "".join(f"{k:>13}" for k in REASONS)
+    print()
+    print(head)
+    print("-" * len(head))
+    for fam, counts in summary(rows).items():
+        print(f"{fam:<9}" + "".join(f"{counts[k]:>13}" for k in REASONS))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.unproven:
+        return _unproven(args)
     s = open_kb(args).stats()
     if args.json:
         print_json(s)
