@@ -13,9 +13,12 @@ it would run without torch (the same reasoning as ``featuretests.py``):
 - otherwise (``try: import torch`` / ``except ImportError: torch = None``: torch is optional, and
   its uses convert) the statement stays as it is.
 
-Only a ``try`` whose body holds nothing but torch imports, with one handler catching
+Only a ``try`` whose body starts with torch imports, with one handler catching
 ``ImportError`` (or ``ModuleNotFoundError``, ``Exception``, or everything) and no ``else`` or
-``finally``, is settled.
+``finally``, is settled. Without torch the first import raises and the rest of the body never runs
+(asteroid-filterbanks: ``from torch import rfft, irfft`` then ``def conj``, names torch 2 no longer
+has), so a fallback that provides the imported names replaces it whatever follows them; giving way
+to the body is only for a body of imports alone.
 """
 from __future__ import annotations
 
@@ -91,6 +94,13 @@ def _provided(statements: list[Any]) -> set[str]:
     return names
 
 
+def _fails_without_torch(statement: Any, imports: ImportTable) -> bool:
+    """An import statement of torch packages only (``from torch import rfft``): without torch it raises ImportError."""
+    return statement.type in IMPORTS and statement.start_byte in imports.by_statement \
+        and all(is_torch_path(n.target) and n.target.partition(".")[0] in TORCH_PACKAGES
+                for n in imports.by_statement[statement.start_byte])
+
+
 def guarded_imports(root: Any, source: bytes, imports: ImportTable) -> Iterable[tuple[Any, TextEdit]]:
     """(try statement, its replacement) for each guarded torch import of the source."""
     if not any(is_torch_path(name.target) for _, name in imports.names):
@@ -110,19 +120,19 @@ def guarded_imports(root: Any, source: bytes, imports: ImportTable) -> Iterable[
                 or not _catches_import_error(clauses[0]):
             continue
         tried = _statements(body)
-        if not tried or not all(s.type in IMPORTS and s.start_byte in imports.by_statement
-                                and all(is_torch_path(n.target) and n.target.partition(".")[0] in TORCH_PACKAGES
-                                        for n in imports.by_statement[s.start_byte])
-                                for s in tried):
+        leading = 0  # the torch imports the body starts with: without torch the first raises, the rest never runs
+        while leading < len(tried) and _fails_without_torch(tried[leading], imports):
+            leading += 1
+        if not leading:
             continue
         handler = next((c for c in clauses[0].named_children if c.type == "block"), None)
         if handler is None:
             continue
         fallback = _statements(handler)
-        bound = {n.bound for s in tried for n in imports.by_statement[s.start_byte]}
+        bound = {n.bound for s in tried[:leading] for n in imports.by_statement[s.start_byte]}
         if bound <= _provided(fallback):
             keep = handler
-        elif fallback and all(_torch_package_import(s) for s in fallback):
+        elif fallback and leading == len(tried) and all(_torch_package_import(s) for s in fallback):
             keep = body
         else:
             continue
