@@ -50,10 +50,26 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
         return replace(use, edits=[], unchanged=True)
     if not _expression(new):  # (an in-place call rewritten as a statement: ``x.abs_()`` -> ``x = x.abs()``)
         return None
-    test = f"isinstance({decode(receiver.text)}, {analysis.alias}.Tensor)"
-    edit = TextEdit(start, end, f"({decode(new)} if {test} else {decode(old)})")
+    edit = TextEdit(start, end, runtime_test(new, old, receiver, f"{analysis.alias}.Tensor"))
     return replace(use, edits=[edit] + [e for e in use.edits if is_definition(e)],
                    title=f"{use.title} (if the receiver is a tensor, tested at run time)")
+
+
+def runtime_test(new: bytes, old: bytes, receiver: Any, type_name: str) -> str:
+    """``(<new> if isinstance(<receiver>, <type_name>) else <old>)``: the rewrite where the receiver is of the
+    MindSpore type, the code as written for any other object."""
+    return f"({decode(new)} if isinstance({decode(receiver.text)}, {type_name}) else {decode(old)})"
+
+
+def in_runtime_test(node: Any, receiver: Any, type_name: str) -> bool:
+    """``node`` is a branch of ``(... if isinstance(<receiver>, <type_name>) else ...)`` (``runtime_test``'s, or
+    one written the same way by hand): converting again leaves it as it is."""
+    parent = node.parent
+    if parent is None or parent.type != "conditional_expression" or len(parent.named_children) != 3:
+        return False
+    condition = parent.named_children[1]
+    return b"".join(condition.text.split()) == b"isinstance(%s,%s)" % (b"".join(receiver.text.split()),
+                                                                     type_name.encode())
 
 
 def _expression(text: bytes) -> bool:
@@ -105,9 +121,4 @@ def _receiver(call: Any | None) -> Any | None:
 
 def _in_guard(call: Any, receiver: Any, alias: str) -> bool:
     """``call`` is a branch of ``(... if isinstance(<receiver>, <alias>.Tensor) else ...)``."""
-    parent = call.parent
-    if parent is None or parent.type != "conditional_expression" or len(parent.named_children) != 3:
-        return False
-    condition = parent.named_children[1]
-    return b"".join(condition.text.split()) == b"isinstance(%s,%s.Tensor)" % (b"".join(receiver.text.split()),
-                                                                            alias.encode())
+    return in_runtime_test(call, receiver, f"{alias}.Tensor")

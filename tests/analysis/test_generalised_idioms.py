@@ -8,7 +8,11 @@ sources, converted in both families and run next to torch on the same weights an
   passed in, a dict of them): a function with einops' signature running the converted call
   (rules/template_references.py);
 - ``from torch import rfft, irfft`` (gone in torch 2) in ``try`` before other definitions, with a fallback in
-  ``except ImportError``: the fallback is what runs (importfallbacks.py).
+  ``except ImportError``: the fallback is what runs (importfallbacks.py);
+- ``x.new_zeros(b, c, *spatial)``, ``x.new_ones(*x.shape, device=...)``: the size as one tuple
+  (rules/size_arguments.py);
+- ``z.imag *= -1``, ``w.real += v``, ``w.imag = v`` on a complex tensor: the name given the tensor made anew from its
+  parts (rules/complex_parts.py).
 """
 from __future__ import annotations
 
@@ -130,9 +134,43 @@ def run(x):
     return irfft(conj(rfft(x, 1, normalized=True)), 1)
 '''
 
+SIZES = '''import torch
+import torch.nn as nn
+
+
+class Pad(nn.Module):
+    def forward(self, x):
+        b, c = x.shape[:2]
+        spatial = x.shape[2:]
+        half = x.new_zeros(b, c // 2, *spatial)
+        ones = x.new_ones(*x.shape, device=x.device)
+        wide = x.new_ones(2, 3, dtype=torch.float64)
+        return torch.cat((half, x, ones), dim=1), wide, x.new_empty(4, 5).shape
+
+
+def make():
+    return Pad()
+'''
+
+COMPLEX = '''import torch
+
+
+def run(x, y):
+    z = torch.fft.fft(x)
+    z.imag *= -1
+    w = torch.fft.fft(y)
+    w.real += 1.5
+    w.imag *= 0.5
+    v = torch.fft.fft(x * y)
+    v.imag = 2.0
+    return torch.view_as_real(z), torch.view_as_real(w), torch.view_as_real(v)
+'''
+
 CASES = [("forward-called-by-name", FORWARD, {"x": [2, 4]}, True),
          ("einops-functions-as-values", EINOPS, {"x": [2, 3, 4], "y": [2, 3, 4]}, False),
-         ("removed-torch-import-with-fallback", FALLBACK, {"x": [2, 5]}, False)]
+         ("removed-torch-import-with-fallback", FALLBACK, {"x": [2, 5]}, False),
+         ("size-in-several-arguments", SIZES, {"x": [2, 4, 3]}, True),
+         ("complex-part-updated-in-place", COMPLEX, {"x": [2, 6], "y": [2, 6]}, False)]
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +228,18 @@ def test_a_fallback_that_provides_the_names_replaces_the_try_whatever_follows_th
     assert "try:" not in text and "rfft" in text and "torch" not in text
     kept = FALLBACK.replace("    def rfft(", "    def other(")  # the fallback no longer provides rfft: it stays
     assert "try:" in converted(classic, kept)
+
+
+def test_sizes_in_several_arguments_become_one_tuple_behind_a_tensor_test(classic):
+    text = converted(classic, SIZES)
+    assert "x.new_zeros((b, c // 2, *spatial)) if isinstance(x, ms.Tensor) else x.new_zeros(b, c // 2, *spatial)" in text
+    assert "x.new_ones((*x.shape,)) if isinstance(x, ms.Tensor)" in text  # (device= goes)
+    assert "x.new_ones((2, 3), dtype=ms.float64)" in text and "x.new_empty((4, 5))" in text
+    assert "x.new_zeros(shape)" in converted(classic, SIZES.replace("b, c // 2, *spatial", "shape"))  # one: as it is
+
+
+def test_a_part_of_a_complex_tensor_from_elsewhere_is_left_with_the_reason(classic):
+    text = converted(classic, "import torch\n\n\ndef flip(z):\n    z.imag *= -1\n    return z\n")
+    assert "z.imag *= -1  # msmap: the imag part of a tensor that came from elsewhere" in text
+    text = converted(classic, COMPLEX)
+    assert "z = ms.ops.conj(z)" in text and "w = ms.ops.Complex()(ms.ops.real(w) + (1.5), ms.ops.imag(w))" in text

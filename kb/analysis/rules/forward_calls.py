@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from kb.analysis.guarded import simple
+from kb.analysis.guarded import in_runtime_test, runtime_test, simple
 from kb.analysis.rewrite import spelled
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.tensors import enclosing
@@ -103,15 +103,15 @@ def _finding(context: Context, at: int, modules: dict[str, bool], uses: list, ta
     known = _known(receiver, modules, context.source)
     if known is True:
         return rename
-    if known is False or _in_guard(call or attribute, receiver, context.alias):
+    cell = f"{context.alias}.nn.Cell"
+    if known is False or in_runtime_test(call or attribute, receiver, cell):
         return None
     if not simple(receiver):
         return Finding(attribute, reason=UNTYPED, call_span=_span(call or attribute))
     whole = call or attribute
-    old = whole.text.decode("utf-8", "surrogateescape")
-    new = old[:member.start_byte - whole.start_byte] + "construct" + old[member.end_byte - whole.start_byte:]
-    test = f"isinstance({receiver.text.decode('utf-8', 'surrogateescape')}, {context.alias}.nn.Cell)"
-    return Finding(attribute, [TextEdit(whole.start_byte, whole.end_byte, f"({new} if {test} else {old})")],
+    old = whole.text
+    new = old[:member.start_byte - whole.start_byte] + b"construct" + old[member.end_byte - whole.start_byte:]
+    return Finding(attribute, [TextEdit(whole.start_byte, whole.end_byte, runtime_test(new, old, receiver, cell))],
                    title=f"{TITLE} (if the receiver is a Cell, tested at run time)", call_span=_span(whole))
 
 
@@ -176,11 +176,3 @@ def _known(receiver: Any, modules: dict[str, bool], source: bytes) -> bool | Non
             return kinds.pop()
     return None
 
-
-def _in_guard(node: Any, receiver: Any, alias: str) -> bool:
-    """``node`` is a branch of ``(... if isinstance(<receiver>, <alias>.nn.Cell) else ...)`` (converted already)."""
-    parent = node.parent
-    if parent is None or parent.type != "conditional_expression" or len(parent.named_children) != 3:
-        return False
-    condition = b"".join(parent.named_children[1].text.split())
-    return condition == b"isinstance(%s,%s.nn.Cell)" % (b"".join(receiver.text.split()), alias.encode())
