@@ -16,33 +16,27 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from typing import Any
 
-from kb.analysis import inplace, rules
-from kb.analysis.annotations import TITLE as ANNOTATION_TITLE
-from kb.analysis.annotations import annotation_edit
-from kb.analysis.arguments import Blocked
+from kb.analysis import rules
 from kb.analysis.catalog import Catalog, KnowledgeBase
 from kb.analysis.document import Document
-from kb.analysis.guesses import tensor_method_sites
-from kb.analysis.imports import ImportTable, is_torch_path, mentions_roots
+from kb.analysis.imports import ImportTable, choose_alias, mentions_roots
 from kb.analysis.incremental import environment, reanalyze, settle
-from kb.analysis.layersubclass import super_renames
 from kb.analysis.resolver import Resolver, Site
 from kb.analysis.rewrite import (
+    Blocked,
     bare_call,
     behaviour_note,
     in_type_context,
     is_auto,
     method_renames,
     plan,
+    removes_construct,
     unverified_consistent,
 )
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
-from kb.analysis.templates import removes as removes_construct
 from kb.analysis.text import LineIndex, Position, Range, TextEdit, byte_range
 from kb.analysis.uses import Fix, Use, categorize, first_sentence
-from kb.analysis.words import word_starts
 
-ALIASES = ("ms", "mindspore", "ms_", "mindspore_")
 GUESS_REASON = "possibly a torch.Tensor method (the receiver's type is unknown)"
 
 
@@ -261,9 +255,8 @@ class Engine:
         skip = {n.bound for _, n in resolver.imports.names}
         skip |= {b.name for bs in resolver.bindings.table.values() for b in bs if b.kind in ("typed", "class")}
         tensors = resolver.has_torch_imports or self.settings.project_tensor_files  # tensors can reach this file
-        if self.settings.tensor_method_guesses and tensors:
-            taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
-            sites += tensor_method_sites(root, source, self.catalog, skip, taken)
+        sites += rules.find_sites(rules.SiteContext(root, source, self.catalog, self.settings, tensors, skip, set()),
+                                  sites)
         alias, alias_edit = choose_alias(root, source, resolver.imports)
         choices = {id(s): self.choose(s) for s in sites}
         base_apis = {s.local_class.key: choices[id(s)].api for s in sites
@@ -281,7 +274,7 @@ class Engine:
                 if edit is not None:
                     renames.setdefault(site.local_class.key, []).append(edit)
                     old = source[site.node.start_byte:site.node.end_byte].decode("utf-8", "replace")
-                    renames[site.local_class.key] += super_renames(site.local_class, old, edit.new_text)
+                    renames[site.local_class.key] += rules.follow_renames(site.local_class, old, edit.new_text)
         direct_bases = {s.local_class.key for s in sites if s.kind == "class_base" and s.local_class}
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
@@ -394,18 +387,21 @@ class Engine:
         if site.guess and choice is not None and not choice.runs and not use.edits:
             use.reason = manual_reason(choice, [])  # said even on a guess: it would fail here if it is a tensor
             use.unchanged = False  # (as written it would not run)
-        if inplace.applies(site, choice):  # an in-place method without a kernel here: its out-of-place form
+        fallback = rules.fallback_for(site, choice)  # a registered plan for what the record leaves without a fix
+        if fallback is not None:
+            planning = rules.Planning(alias, self.catalog.lookup, lambda other: self._planned_use(
+                other, self.choose(other), source, alias, {}, set(), ascii))
             try:
-                use.title, use.edits = inplace.plan(
-                    site, self.catalog.lookup,
-                    lambda other: self._planned_use(other, self.choose(other), source, alias, {}, set(), ascii), alias)
+                planned = fallback.plan(planning, site, choice)
             except Blocked as blocked:
                 use.reason = f"{manual_reason(choice, [])}; {blocked}"
             else:
-                use.reason, use.behaviour, use.unchanged = "", None, False
-                use.category = categorize(site.guess, choice, True, None)
-                if use.category == "guess":
-                    use.reason = GUESS_REASON
+                if planned is not None:
+                    (use.title, use.edits), use.extended_by = planned, use.extended_by + (fallback.name,)
+                    use.reason, use.behaviour, use.unchanged = "", None, False
+                    use.category = categorize(site.guess, choice, True, None)
+                    if use.category == "guess":
+                        use.reason = GUESS_REASON
         return use
 
     def _planned_use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
@@ -443,10 +439,7 @@ class Engine:
             use.call_span = (site.call.start_byte, site.call.end_byte)
         missing = self._missing_reason(site.record, choice)
         typeless = missing is not None or not choice.api  # no MindSpore type, even where a call has a template
-        placeholder = annotation_edit(site.node) if typeless and as_type and site.member is None else None
-        if placeholder is not None:  # device: torch.device -> device: object (annotations.py)
-            use.title, use.edits = ANNOTATION_TITLE, [placeholder]
-        elif missing is not None:
+        if missing is not None:  # (a fallback may still plan it: device: torch.device -> device: object)
             use.reason = missing
         elif typeless and as_type:  # isinstance(d, torch.device): only its calls have a template
             use.reason = no_equivalent_reason(site.record, choice)
@@ -479,7 +472,7 @@ class Engine:
         class_migration = site.kind == "class_base" and choice.relation == "context_change"
         as_type = site.kind == "attribute" and in_type_context(site.node)
         templated = bool(choice.target.get("template")) and is_auto(choice)  # templates.py, even with no API
-        removes = templated and any(map(removes_construct, choice.target.get("template")))  # the construct goes
+        removes = templated and removes_construct(choice)  # the construct goes
         same_class = site.kind == "attribute" and unverified_consistent(choice) and site.record.get("kind") == "class"
         if not (choice.api or templated) or not (is_auto(choice) or class_migration or as_type
                                                 or bare_call(site, choice) or same_class):
@@ -547,44 +540,3 @@ def manual_reason(choice: Any, caveats: list) -> str:
 
 
 _new = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (a third of the cost)
-
-
-def _name_in_use(root: Any, source: bytes, name: str) -> bool:
-    word = name.encode()
-    for at in word_starts(source, word):
-        node = root.named_descendant_for_byte_range(at, at + len(word))
-        if node is not None and node.type == "identifier" and node.start_byte == at:
-            return True
-    return False
-
-
-def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, TextEdit | None]:
-    """The name MindSpore is reached by, and the edit importing it when it is not yet."""
-    existing = imports.mindspore_alias()
-    if existing:
-        return existing, None
-    alias = next((a for a in ALIASES if not _name_in_use(root, source, a)), "mindspore_ms")
-    text = "import mindspore\n" if alias == "mindspore" else f"import mindspore as {alias}\n"
-    offset = _import_offset(root, source, imports)
-    return alias, TextEdit(offset, offset, text)
-
-
-def _import_offset(root: Any, source: bytes, imports: ImportTable) -> int:
-    """Start of the line of the first module-level torch import; else after docstring and __future__."""
-    fallback, first_statement = None, True
-    for child in root.named_children:
-        if child.type in ("comment",):
-            continue
-        is_first, first_statement = first_statement, False
-        if child.type in ("import_statement", "import_from_statement") and child.start_byte in imports.statements:
-            if any(is_torch_path(n.target) for n in imports.by_statement.get(child.start_byte, ())):
-                return source.rfind(b"\n", 0, child.start_byte) + 1
-        if fallback is None:
-            first = child.named_children[0] if child.named_children else None
-            docstring = is_first and child.type == "expression_statement" and first is not None \
-                and first.type == "string"
-            if not docstring and child.type != "future_import_statement":
-                fallback = source.rfind(b"\n", 0, child.start_byte) + 1
-    if fallback is not None:
-        return fallback
-    return len(source) if source.endswith(b"\n") else 0

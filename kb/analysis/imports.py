@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from kb.analysis.text import TextEdit
+from kb.analysis.words import word_starts
+
 IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
 MINDSPORE = "mindspore"
 
@@ -209,3 +212,47 @@ class ImportTable:
             ):
                 return name.bound
         return None
+
+
+ALIASES = ("ms", "mindspore", "ms_", "mindspore_")  # how a file may name MindSpore, in the order tried
+
+
+def _name_in_use(root: Any, source: bytes, name: str) -> bool:
+    word = name.encode()
+    for at in word_starts(source, word):
+        node = root.named_descendant_for_byte_range(at, at + len(word))
+        if node is not None and node.type == "identifier" and node.start_byte == at:
+            return True
+    return False
+
+
+def choose_alias(root: Any, source: bytes, imports: ImportTable) -> tuple[str, TextEdit | None]:
+    """The name MindSpore is reached by, and the edit importing it when it is not yet."""
+    existing = imports.mindspore_alias()
+    if existing:
+        return existing, None
+    alias = next((a for a in ALIASES if not _name_in_use(root, source, a)), "mindspore_ms")
+    text = "import mindspore\n" if alias == "mindspore" else f"import mindspore as {alias}\n"
+    offset = _import_offset(root, source, imports)
+    return alias, TextEdit(offset, offset, text)
+
+
+def _import_offset(root: Any, source: bytes, imports: ImportTable) -> int:
+    """Start of the line of the first module-level torch import; else after docstring and __future__."""
+    fallback, first_statement = None, True
+    for child in root.named_children:
+        if child.type in ("comment",):
+            continue
+        is_first, first_statement = first_statement, False
+        if child.type in ("import_statement", "import_from_statement") and child.start_byte in imports.statements:
+            if any(is_torch_path(n.target) for n in imports.by_statement.get(child.start_byte, ())):
+                return source.rfind(b"\n", 0, child.start_byte) + 1
+        if fallback is None:
+            first = child.named_children[0] if child.named_children else None
+            docstring = is_first and child.type == "expression_statement" and first is not None \
+                and first.type == "string"
+            if not docstring and child.type != "future_import_statement":
+                fallback = source.rfind(b"\n", 0, child.start_byte) + 1
+    if fallback is not None:
+        return fallback
+    return len(source) if source.endswith(b"\n") else 0

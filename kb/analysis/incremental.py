@@ -23,7 +23,6 @@ from typing import Any
 
 from kb.analysis import rules
 from kb.analysis.document import Document, common_prefix, common_suffix
-from kb.analysis.guesses import tensor_method_sites
 from kb.analysis.imports import is_torch_path, mentions_roots
 from kb.analysis.resolver import Rediscovery, Resolver, count_references
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
@@ -575,9 +574,8 @@ def window_uses(engine: Any, env: Environment, previous: Any, document: Document
     if found is None:
         return None
     sites, new_refs = found
-    if engine.settings.tensor_method_guesses and previous.has_torch_imports:
-        taken = {(s.node.start_byte, s.node.end_byte) for s in sites if s.node is not None}
-        sites += tensor_method_sites(root, new, engine.catalog, env.skip, taken, lo, hi)
+    sites += rules.find_sites(rules.SiteContext(root, new, engine.catalog, engine.settings,
+                                                previous.has_torch_imports, env.skip, set(), lo, hi), sites)
     uses = [engine.use_of(site, new, previous.alias) for site in sites]
     engine.with_extensions(document, sites, uses, previous.alias, previous.has_torch_imports)
     return sorted(uses, key=lambda u: (u.start, u.end)), new_refs

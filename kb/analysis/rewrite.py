@@ -26,7 +26,7 @@ from kb.analysis.arguments import (
 from kb.analysis.factorykwargs import call_factory_edits
 from kb.analysis.resolver import Site
 from kb.analysis.settings import TargetChoice, severity_rank
-from kb.analysis.templates import check_statement, conditions, fields, receiver_text, removal, render
+from kb.analysis.templates import check_statement, conditions, fields, receiver_text, removal, removes, render
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 from kb.analysis.tupleparams import widened
@@ -61,6 +61,13 @@ def spelled(api: str, alias: str) -> str:
 
 def leaf(api: str) -> str:
     return api.rsplit(".", 1)[-1]
+
+
+def removes_construct(choice: TargetChoice) -> bool:
+    """Whether ``choice``'s automatic template removes the call's construct (``@torch.no_grad()``,
+    ``with torch.no_grad():`` unwrapped): its plan writes outside the call."""
+    templates = choice.target.get("template")
+    return bool(templates) and is_auto(choice) and any(map(removes, templates))
 
 
 def is_auto(choice: TargetChoice) -> bool:

@@ -24,6 +24,22 @@ together) giving, per use with a fix, the edits it adds and the bytes they depen
 runs the extensions in their order on its uses (``extend``); a use records their names (``Use.extended_by``)
 and ``reach``, so an edit there redoes them (kb/analysis/incremental.py).
 
+Three more kinds hook the engine's own steps, each registered the same way with a ``name``, an ``order`` and
+an ``example``:
+
+- a ``SiteFinder`` finds more sites of torch names where the resolver cannot type the receiver
+  (``x.view(...)`` may be ``torch.Tensor.view``: tensor_methods.py); ``find(SiteContext)`` gives resolved
+  sites, which the engine plans from their records like any other (``find_sites``, in a whole file or in
+  the window an edit re-analyses);
+- a ``Fallback`` plans a use its record alone leaves without a fix (an in-place method with no kernel here,
+  a torch type with no MindSpore type in an annotation): ``applies(site, choice)`` and
+  ``plan(planning, site, choice) -> (title, edits)`` (None: nothing to offer; ``Blocked``: the reason a
+  human is needed); the engine runs the first that applies (``fallback_for``) and records its name in
+  ``Use.extended_by``;
+- a ``RenameFollower`` follows a method a class migration renames (``forward`` -> ``construct``) to the
+  places that name it (``super().forward(x)``): ``follow(local_class, old, new) -> edits``, added to the
+  migration's fix (``follow_renames``).
+
 The engine knows no rule by name: it imports every module of this package once (``registered``), asks
 each rule for its findings in each file (``run``) and turns them into ``Use``s. Adding an idiom is one
 new module here plus its tests; no engine file changes.
@@ -135,41 +151,148 @@ class Extension:
         raise NotImplementedError
 
 
+@dataclass
+class SiteContext:
+    """What a site finder may read about one file (or the window of it an edit re-analyses)."""
+
+    root: Any  # the tree-sitter module node
+    source: bytes
+    catalog: Any  # kb.analysis.catalog.Catalog
+    settings: Any  # kb.analysis.settings.EngineSettings
+    tensors: bool  # tensors can reach this file (it imports torch, or the project's tensors reach it)
+    skip: set[str]  # names never taken for tensors (bound by torch imports, typed, classes)
+    taken: set[tuple[int, int]]  # the spans of the sites found so far
+    start: int = 0
+    end: int | None = None  # (None: the end of the source)
+
+
+class SiteFinder:
+    name: ClassVar[str]
+    order: ClassVar[int] = 100
+    example: ClassVar[str] = ""
+
+    def find(self, context: SiteContext) -> list[Any]:
+        raise NotImplementedError
+
+
+@dataclass
+class Planning:
+    """What a fallback may use to plan: the file's MindSpore alias, the records, and the engine's plan of
+    another site (``planned(site)``: its ``Use``)."""
+
+    alias: str
+    lookup: Callable[[str], dict | None]
+    planned: Callable[[Any], Use]
+
+
+class Fallback:
+    name: ClassVar[str]
+    order: ClassVar[int] = 100
+    example: ClassVar[str] = ""
+
+    def applies(self, site: Any, choice: Any) -> bool:
+        raise NotImplementedError
+
+    def plan(self, planning: Planning, site: Any, choice: Any) -> tuple[str, list[TextEdit]] | None:
+        raise NotImplementedError
+
+
+class RenameFollower:
+    name: ClassVar[str]
+    order: ClassVar[int] = 100
+    example: ClassVar[str] = ""
+
+    def follow(self, local_class: Any, old: str, new: str) -> list[TextEdit]:
+        raise NotImplementedError
+
+
 _RULES: dict[str, Rule] = {}
 _EXTENSIONS: dict[str, Extension] = {}
+_FINDERS: dict[str, SiteFinder] = {}
+_FALLBACKS: dict[str, Fallback] = {}
+_FOLLOWERS: dict[str, RenameFollower] = {}
+_KINDS: dict[type, tuple[str, dict]] = {Rule: ("rule", _RULES), Extension: ("extension", _EXTENSIONS),
+                                        SiteFinder: ("site finder", _FINDERS), Fallback: ("fallback", _FALLBACKS),
+                                        RenameFollower: ("rename follower", _FOLLOWERS)}
 _LOADED = False
-Registered = TypeVar("Registered", bound=Rule | Extension)
+_ORDERED: dict[str, list] = {}  # kind -> its registered instances in order (filled on first read)
+Registered = TypeVar("Registered", bound=Rule | Extension | SiteFinder | Fallback | RenameFollower)
 
 
 def register(cls: type[Registered]) -> type[Registered]:
-    """Class decorator: one instance of the rule (or extension) joins the registry."""
+    """Class decorator: one instance of the rule (extension, site finder, fallback, rename follower) joins
+    the registry."""
     if issubclass(cls, Extension) and cls.extends not in EXTENDED_KINDS:
         raise ValueError(f"extension {cls.name}: extends {cls.extends!r}, not one of {EXTENDED_KINDS}")
     if issubclass(cls, Rule) and cls.scope not in SCOPES:
         raise ValueError(f"rule {cls.name}: scope {cls.scope!r} is not one of {SCOPES}")
-    kind = "extension" if issubclass(cls, Extension) else "rule"
+    base = next((b for b in _KINDS if issubclass(cls, b)), None)
+    if base is None:
+        raise ValueError(f"{cls.__name__} is none of the registry's kinds")
+    kind, table = _KINDS[base]
     if not cls.example.strip():
         raise ValueError(f"{kind} {cls.name}: no example (a piece of torch code the {kind} converts)")
-    known = _RULES.get(cls.name) or _EXTENSIONS.get(cls.name)
+    known = next((t[cls.name] for _, t in _KINDS.values() if cls.name in t), None)
     if known is not None and type(known) is not cls:
         raise ValueError(f"two rules or extensions are named {cls.name}")
-    if issubclass(cls, Extension):
-        _EXTENSIONS[cls.name] = cls()
-    elif issubclass(cls, Rule):
-        _RULES[cls.name] = cls()
+    table[cls.name] = cls()
+    _ORDERED.clear()
     return cls
+
+
+def _ordered(base: type) -> list:
+    kind, table = _KINDS[base]
+    found = _ORDERED.get(kind)
+    if found is None:
+        _load()
+        found = _ORDERED[kind] = sorted(table.values(), key=lambda item: (item.order, item.name))
+    return found
 
 
 def registered() -> list[Rule]:
     """Every rule of this package, in the order they run."""
-    _load()
-    return sorted(_RULES.values(), key=lambda rule: (rule.order, rule.name))
+    return list(_ordered(Rule))
 
 
 def extensions() -> list[Extension]:
     """Every extension of this package, in the order they run."""
-    _load()
-    return sorted(_EXTENSIONS.values(), key=lambda extension: (extension.order, extension.name))
+    return list(_ordered(Extension))
+
+
+def site_finders() -> list[SiteFinder]:
+    return list(_ordered(SiteFinder))
+
+
+def fallbacks() -> list[Fallback]:
+    return list(_ordered(Fallback))
+
+
+def rename_followers() -> list[RenameFollower]:
+    return list(_ordered(RenameFollower))
+
+
+def everything() -> list[Rule | Extension | SiteFinder | Fallback | RenameFollower]:
+    """Every registered item of every kind (each has a ``name`` and an ``example``)."""
+    return [item for base in _KINDS for item in _ordered(base)]
+
+
+def find_sites(context: SiteContext, sites: list[Any]) -> list[Any]:
+    """The sites every site finder adds to ``sites`` (the resolver's) in ``context``'s bytes."""
+    added: list[Any] = []
+    for finder in _ordered(SiteFinder):
+        context.taken = {(s.node.start_byte, s.node.end_byte) for s in sites + added if s.node is not None}
+        added += finder.find(context)
+    return added
+
+
+def fallback_for(site: Any, choice: Any) -> Fallback | None:
+    """The first fallback that applies to a use of ``site`` whose target is ``choice``."""
+    return next((fallback for fallback in _ordered(Fallback) if fallback.applies(site, choice)), None)
+
+
+def follow_renames(local_class: Any, old: str, new: str) -> list[TextEdit]:
+    """The edits that follow a migrated class's method ``old`` renamed ``new``, from every rename follower."""
+    return [edit for follower in _ordered(RenameFollower) for edit in follower.follow(local_class, old, new)]
 
 
 def _load() -> None:
