@@ -4,7 +4,9 @@ Generated rewrite probes (``kb.probes.rewrites``) call a target with recipe valu
 other forms (``F.elu(x, alpha=2.0)``, ``torch.roll(x, shifts=(1, -1), dims=(0, 1))``, a
 ``torch.autocast`` turned off). ``data/probes/callforms.yaml`` lists such forms: ``id``, ``torch``
 (the torch API the form proves), ``expr`` (the expression as written), ``inputs`` (name -> shape or
-spec), ``layer``, optional ``setup`` (statements before the ``return``) and ``compare``.
+spec), ``layer``, optional ``setup`` (statements before the ``return``), ``compare`` and ``typed`` (the inputs
+annotated ``torch.Tensor``, as the generated probes write them: a tensor method's receiver is then known to be a
+tensor, so the engine applies its rewrite instead of leaving a guess).
 
 Each form is converted per family at device CPU with the KB built without recorded verdicts (the
 rewrite the engine emits once proven, as the generated probes do), torch and the emitted code run
@@ -43,6 +45,7 @@ class Form:
     layer: bool = False
     setup: str = ""
     compare: str = "values"
+    typed: bool = False
 
 
 @dataclass
@@ -64,12 +67,12 @@ def load(path: Path) -> list[Form]:
     entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
     forms = []
     for e in entries:
-        unknown = set(e) - {"id", "torch", "expr", "inputs", "layer", "setup", "compare"}
+        unknown = set(e) - {"id", "torch", "expr", "inputs", "layer", "setup", "compare", "typed"}
         if unknown:
             raise ValueError(f"call form {e.get('id')!r}: unknown keys {sorted(unknown)}")
         forms.append(Form(id=str(e["id"]), torch=str(e["torch"]), expr=str(e["expr"]), inputs=e.get("inputs") or {},
                           layer=bool(e.get("layer", False)), setup=str(e.get("setup") or ""),
-                          compare=str(e.get("compare") or "values")))
+                          compare=str(e.get("compare") or "values"), typed=bool(e.get("typed", False))))
     ids = [f.id for f in forms]
     if len(ids) != len(set(ids)):
         raise ValueError("call forms: duplicate ids")
@@ -204,7 +207,7 @@ def merge(rows: dict[str, dict[str, Any]], outcomes: list[Outcome], versions: di
 
 
 def _cases(forms: list[Form], family: str) -> list[Case]:
-    return [Case(id=f"{family}/{f.id}", source=snippet(f.expr, list(f.inputs), f.layer, setup=f.setup),
+    return [Case(id=f"{family}/{f.id}", source=snippet(f.expr, list(f.inputs), f.layer, setup=f.setup, typed=f.typed),
                  inputs=f.inputs, layer=f.layer, compare=f.compare) for f in forms]
 
 

@@ -29,7 +29,8 @@ LITERALS = {"dim": 1, "axis": 1, "dims": [1, 0], "k": 2, "repeats": 2, "chunks":
             "value": 2.0, "fill_value": 2.0, "padding": 1, "input_size": 3, "hidden_size": 4, "divisor": 1.5,
             "indices_or_sections": 2, "window_length": 5, "start": 0, "length": 2, "steps": 5, "threshold": 0.5,
             "shifts": 1, "axis0": 0, "axis1": 1, "norm_type": 2.0, "maxnorm": 1.0, "downscale_factor": 2,
-            "row": 3, "col": 3, "unflattened_size": [2, 2], "dimension": 1, "step": 1}
+            "row": 3, "col": 3, "unflattened_size": [2, 2], "dimension": 1, "step": 1, "q": 0.25, "num_samples": 2,
+            "n_fft": 4, "high": 5}
 INPUT_VARIANTS = ([[2, 3, 4], "float32", [-2.0, 2.0]], [[3, 3], "float32", [-2.0, 2.0]],
                   [[2, 3, 4], "float32", [0.5, 2.0]], [[3, 3], "float32", [0.5, 2.0]],
                   [[2, 3, 4], "int64", [0, 5]], [[2, 3, 4], "bool", [0, 1]])

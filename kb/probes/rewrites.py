@@ -84,9 +84,12 @@ NOT_VALUES = ("data_ptr", "exponential_", "geometric_", "cauchy_", "log_normal_"
 SHAPE_ONLY = ("rand", "dropout", "empty", "normal", "bernoulli", "multinomial", "poisson", "uniform",
               "exponential_", "geometric_", "cauchy_", "log_normal_")
 VALUE_WORDS = ("_like", "is_")  # deterministic computations generate.py's equivalence probes skip
+# Names of deterministic tensor computations that hold a skip word (quantile: 'quant'; nn.Identity): probed.
+COMPUTATION_WORDS = ("quantile", "Identity")
 MAX_ALTERNATIVES = 2  # other values tried per parameter
 MAX_VALUE_CASES = 10  # value cases per target
 NOT_EMITTED = "not emitted for this family on any device"
+DTYPE_KERNEL = "Unsupported data type"  # a CPU kernel exists, not for the generated inputs' dtype
 RECORD_FIELDS = ("probe", "kind", "torch", "family", "ms_api", "ms_version", "torch_version", "device", "result",
                  "detail", "passed", "failed", "styles", "values", "value_failures", "combos")
 
@@ -118,7 +121,10 @@ def _literal(text: str | None) -> bool:
 
 
 def _skip_word(leaf: str) -> str | None:
-    found = next((w for w in SKIP_WORDS + NOT_VALUES if w in leaf and w not in SHAPE_ONLY + VALUE_WORDS), None)
+    words = leaf
+    for computation in COMPUTATION_WORDS:  # 'quant' is in quantile, a computation: it must not hide one
+        words = words.replace(computation, "")
+    found = next((w for w in SKIP_WORDS + NOT_VALUES if w in words and w not in SHAPE_ONLY + VALUE_WORDS), None)
     if leaf.startswith("_"):
         return "private name"
     if found:
@@ -230,10 +236,18 @@ def _class_inputs(leaf: str, torch_name: str = "") -> list[dict[str, Any]]:
     return [{"x": {"shape": s}} for s in shapes]
 
 
+# Floating inputs inside narrower value domains, tried before integer and bool inputs: a function defined on
+# (-1, 1) (asin, atanh, erfinv), (0, 1) (logit) or above 1 (acosh) gets float inputs it is defined for rather than
+# the first integer or bool input whose output holds no NaN (which MindSpore's kernels often do not take).
+DOMAIN_VARIANTS = ([[2, 3, 4], "float32", [-0.9, 0.9]], [[2, 3, 4], "float32", [0.05, 0.95]],
+                   [[2, 3, 4], "float32", [1.1, 3.0]])
+
+
 def _variants(torch_name: str) -> list[list]:
     """Input variants for a function, the likeliest first."""
     leaf = torch_name.rsplit(".", 1)[-1]
-    variants = list(INPUT_VARIANTS)
+    floats = [v for v in INPUT_VARIANTS if v[1] == "float32"]
+    variants = floats + list(DOMAIN_VARIANTS) + [v for v in INPUT_VARIANTS if v[1] != "float32"]
     if torch_name.startswith("torch.linalg."):  # matrix functions: square matrices
         variants.insert(0, [[2, 3, 3], "float32", [-2.0, 2.0]])
     suffix = _suffix(leaf)
@@ -610,7 +624,8 @@ def _devices(db: Path, cands: list[dict[str, Any]]) -> dict[tuple[str, str, str]
 
 def _no_kernel_rows(path: Path, versions: dict[str, Any]) -> dict[tuple[str, str], str]:
     """(probe id, MindSpore API) -> detail of recorded rows of the same versions whose emitted
-    rewrite met no CPU kernel: not run again (each such error costs a fresh MindSpore process). A row
+    rewrite met no CPU kernel: not run again (each such error costs a fresh MindSpore process); a kernel
+    missing for the inputs' dtype only (``DTYPE_KERNEL``) is run again, as other inputs may have one. A row
     recorded for one target under another's id (before ``probe_id`` told a family's targets apart)
     matches no target."""
     out = {}
@@ -618,6 +633,7 @@ def _no_kernel_rows(path: Path, versions: dict[str, Any]) -> dict[tuple[str, str
         for line in path.read_text(encoding="utf-8").splitlines():
             r = json.loads(line) if line.strip() else {}
             if r.get("result") == "unprobed" and "no_cpu_kernel" in str(r.get("detail")) and \
+                    DTYPE_KERNEL not in str(r.get("detail")) and \
                     r.get("ms_version") == versions["mindspore"] and r.get("torch_version") == versions["torch"]:
                 out[(r["probe"], r["ms_api"])] = str(r["detail"])
     return out

@@ -40,3 +40,12 @@ def run_without_torch(folder: Path, text: str, script: str) -> subprocess.Comple
     (folder / "converted.py").write_text(text)
     program = BLOCK_TORCH + f"sys.path.insert(0, {str(folder)!r})\n" + textwrap.dedent(script)
     return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+
+
+def converted_line(engine: Any, head: str, params: str, call: str) -> str:
+    """The line ``return <call>`` becomes when ``head`` and a ``def run(<params>):`` returning it are converted with
+    ``engine`` (a marker, when no proof covers the call)."""
+    from tests.analysis.roundtrip import converted
+
+    lines = converted(engine, head + f"def run({params}):\n    return {call}\n").splitlines()
+    return lines[lines.index(f"def run({params}):") + 1]
