@@ -24,16 +24,43 @@ from kb.versions import version_key
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
+# (data folder, DB path) -> the DB file's (size, mtime, inode) when this process found it fresh and intact
+_FRESH: dict[tuple[str, str], tuple[int, int, int]] = {}
+
+
+def _file_key(db: Path) -> tuple[int, int, int] | None:
+    try:
+        info = db.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
 def ensure_db(data: Path | None = None, db: Path | None = None, quiet: bool = True) -> Path:
     """Return a fresh, intact DB path, building it when missing, stale or damaged.
 
+    Freshness is checked once per process: a DB found fresh (or built) here is returned at once by
+    every later call for the same data folder and path, unless the file itself changed since (a
+    command opens the knowledge base once; the reads inside it never check or build again).
     A file msmap did not build is never replaced here (``kb.dbfile``): only the default cache
     location, which is msmap's own, or a file carrying msmap's mark."""
-    from kb import dbfile
-
     explicit = db is not None or bool(os.environ.get("MSMAP_DB"))
     data = data or paths.data_dir()
     db = db or paths.db_path(data)
+    key = (os.path.abspath(data), os.path.abspath(db))
+    known = _FRESH.get(key)
+    if known is not None and known == _file_key(db):
+        return db
+    found = _checked_db(data, db, explicit, quiet)
+    stamp = _file_key(found)
+    if stamp is not None:
+        _FRESH[key] = stamp
+    return found
+
+
+def _checked_db(data: Path, db: Path, explicit: bool, quiet: bool) -> Path:
+    from kb import dbfile
+
     if db.is_dir():
         raise MsmapError(f"{db} is a directory, not a knowledge base file (check --db or MSMAP_DB)")
     dbfile.check_usable(db)
