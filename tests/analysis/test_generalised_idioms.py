@@ -210,6 +210,27 @@ def patch(m, fn):
     assert "# msmap:" in text  # (the call's receiver is not known: left with the reason)
 
 
+def test_an_autograd_function_s_forward_called_by_name_is_not_a_module_s(classic):
+    source = '''import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def twice(ctx, x):
+    return Square.forward(ctx, x) * 2
+'''
+    text = converted(classic, source)
+    assert "Square.forward(ctx, x)" in text and "construct(ctx" not in text
+
+
 def test_a_file_with_no_module_keeps_forward_as_written(classic):
     source = "def run(m, x):\n    return m.forward(x)\n"
     assert converted(classic, source) == source

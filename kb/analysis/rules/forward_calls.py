@@ -128,8 +128,11 @@ def _assigned(attribute: Any) -> bool:
 
 def _module_classes(context: Context, uses: list) -> dict[str, bool]:
     """Class name -> whether it is a converted module (True) or a class of the file known not to be one (False):
-    the classes a torch base migrates (their class-base use has a fix), those deriving from them in the file, and
-    the sibling classes whose lineage reaches torch; a class of the file on no base (or ``object``) is not one."""
+    the classes a torch layer base migrates (their ``torch.nn`` class-base use has a fix: not an autograd Function,
+    whose forward stays), those deriving from them in the file, and
+    the sibling classes whose lineage reaches torch. Another class of the file is not one when it defines its own
+    ``forward`` (which it keeps: an autograd Function's, converted or not) or each base is ``object``, a torch class
+    other than a layer, a MindSpore class or such a class; a base imported from elsewhere leaves it unknown."""
     classes: dict[str, Any] = {}
     for at in word_starts(context.source, b"class"):
         node = context.root.named_descendant_for_byte_range(at, at + 5)
@@ -140,12 +143,10 @@ def _module_classes(context: Context, uses: list) -> dict[str, bool]:
             if name is not None:
                 classes[name.text.decode("utf-8", "replace")] = node
     found = {name: True for name in context.torch_classes}
-    migrated = {u.start for u in uses if u.kind == "class_base" and u.edits}
+    migrated = {u.start for u in uses if u.kind == "class_base" and u.edits and u.torch_name.startswith("torch.nn.")}
     for name, node in classes.items():
         bases = node.child_by_field_name("superclasses")
-        if bases is None or not [b for b in bases.named_children if b.text != b"object"]:
-            found[name] = False
-        elif any(b.start_byte in migrated for b in bases.named_children):
+        if bases is not None and any(b.start_byte in migrated for b in bases.named_children):
             found[name] = True
     grown = True
     while grown:  # ``class Child(Base)``, ``Base`` a module class of the file
@@ -153,15 +154,27 @@ def _module_classes(context: Context, uses: list) -> dict[str, bool]:
         for name, node in classes.items():
             bases = node.child_by_field_name("superclasses")
             if name not in found and bases is not None \
-                    and any(found.get(b.text.decode("utf-8", "replace")) for b in bases.named_children):
+                    and any(found.get(b.text.decode("utf-8", "replace")) is True for b in bases.named_children):
                 found[name] = grown = True
+    torch_bases = {u.start for u in uses if u.kind == "class_base"}
+    mindspore = f"{context.alias}.".encode()  # (MindSpore code already, msmap's helpers too: its forward is meant)
+    grown = True
+    while grown:
+        grown = False
+        for name, node in classes.items():
+            bases = node.child_by_field_name("superclasses")
+            if name not in found and (re.search(rb"(?m)^[ \t]+def[ \t]+forward[ \t]*\(", node.text) or all(
+                    b.text == b"object" or b.start_byte in torch_bases or b.text.startswith(mindspore)
+                    or found.get(b.text.decode("utf-8", "replace")) is False
+                    for b in (bases.named_children if bases is not None else ()))):
+                found[name], grown = False, True
     return found
 
 
 def _known(receiver: Any, modules: dict[str, bool], source: bytes) -> bool | None:
     """True: the receiver is a converted module; False: known not to be one; None: not known."""
     text = receiver.text.decode("utf-8", "replace")
-    if receiver.type == "identifier" and text == "self":
+    if receiver.type == "identifier" and text in ("self", "cls"):
         owner = enclosing(receiver, "class_definition")
         name = owner.child_by_field_name("name") if owner is not None else None
         return modules.get(name.text.decode("utf-8", "replace")) if name is not None else None
