@@ -104,6 +104,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "torch.Tensor.ger": {"tensors": {"input": {"shape": [3]}, "vec2": {"shape": [4]}}},
     "torch.combinations": {"tensors": {"input": {"shape": [4]}}},
     "torch.vander": {"tensors": {"x": {"shape": [3]}}},
+    "torch.linalg.vander": {"tensors": {"x": {"shape": [3]}}},
     "torch.prelu": {"tensors": {"input": {"shape": [2, 3, 4]}, "weight": {"shape": [3]}}},
     "torch.Tensor.item": {"tensors": {"input": {"shape": [1]}}},
     "torch.Tensor.log_softmax": {"params": [["dim", "POSITIONAL_OR_KEYWORD", None]]},

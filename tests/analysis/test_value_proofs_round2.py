@@ -1,9 +1,11 @@
 """Rewrites proven in issue 26's second round, converted with the real KB per family (device CPU) and run next to
 torch in one batch: int64 counts and int32 indices cast where MindSpore's kernels differ (bincount, index_add,
 Tensor.multinomial), torch.where's one-argument form, one_hot's input= keyword, the functional convolutions'
-padding (pad_mode='pad'), functions of a value domain (asin, atanh, erfinv, logit: proven on float inputs they are
-defined for), and names a skip word used to hide (quantile, nn.Identity). Calls no proof covers keep a marker; the
-probe machinery's new pieces (domain inputs, dtype-only kernel misses, typed call forms) are checked directly."""
+padding (pad_mode='pad'), whole-tensor aminmax/nanmedian, nansum's keepdim, torch.avg_pool1d's stride, polygamma's
+n as a tensor, linalg.vander's increasing powers, functions of a value domain (asin, atanh, erfinv, logit: proven
+on float inputs they are defined for), and names a skip word used to hide (quantile, nn.Identity). Calls no proof
+covers keep a marker; the probe machinery's new pieces (domain inputs, dtype-only kernel misses, typed call forms)
+are checked directly."""
 from __future__ import annotations
 
 import textwrap
@@ -44,6 +46,14 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, str]] = [
     ("logit", "return torch.logit(x)", "x", {"x": {"shape": [3, 4], "range": [0.05, 0.95]}}, "logit", "values"),
     ("tensor-multinomial", "return p.multinomial(2)", "p", {"p": PROBS}, "multinomial_int64(p, 2)", "shape"),
     ("is-floating-point", "return x.is_floating_point()", "x", {"x": [2, 3]}, "is_floating_point", "values"),
+    # whole-tensor reductions, torch's pooling stride, argument types MindSpore wants, power order
+    ("tensor-aminmax-all", "return x.aminmax()", "x", {"x": [3, 4]}, "reshape(x, (-1,))", "values"),
+    ("nanmedian-all", "return torch.nanmedian(x)", "x", {"x": [3, 5]}, "[0]", "values"),
+    ("tensor-nansum-keepdim", "return x.nansum(dim=1, keepdim=True)", "x", {"x": [3, 4]}, "keepdims=True", "values"),
+    ("avg-pool1d", "return torch.avg_pool1d(x, 3)", "x", {"x": [2, 3, 8]}, "stride=3", "values"),
+    ("polygamma", "return torch.polygamma(1, x)", "x", {"x": {"shape": [3, 4], "range": [0.5, 3.0]}}, "ms.int64",
+     "values"),
+    ("linalg-vander", "return torch.linalg.vander(v)", "v", {"v": [4]}, "flip(", "values"),
 ]
 
 
