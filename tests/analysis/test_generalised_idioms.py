@@ -11,8 +11,9 @@ sources, converted in both families and run next to torch on the same weights an
   ``except ImportError``: the fallback is what runs (importfallbacks.py);
 - ``x.new_zeros(b, c, *spatial)``, ``x.new_ones(*x.shape, device=...)``: the size as one tuple
   (rules/size_arguments.py);
-- ``z.imag *= -1``, ``w.real += v``, ``w.imag = v`` on a complex tensor: the name given the tensor made anew from its
-  parts (rules/complex_parts.py).
+- ``z.imag *= -1``, ``w.real += v``, ``w.imag = v``, ``c.real, c.imag = re, im`` on a complex tensor: the name given
+  the tensor made anew from its parts; ``a.real`` read: ``ms.ops.real(a)`` behind a tensor test
+  (rules/complex_parts.py).
 """
 from __future__ import annotations
 
@@ -163,7 +164,15 @@ def run(x, y):
     w.imag *= 0.5
     v = torch.fft.fft(x * y)
     v.imag = 2.0
-    return torch.view_as_real(z), torch.view_as_real(w), torch.view_as_real(v)
+    return torch.view_as_real(z), torch.view_as_real(w), torch.view_as_real(v), matmul(z[:, :, None], w[:, None])
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    real = a.real @ b.real - a.imag @ b.imag
+    imag = a.imag @ b.real + a.real @ b.imag
+    c = torch.zeros(real.shape, dtype=torch.complex64)
+    c.real, c.imag = real, imag
+    return torch.view_as_real(c) * complex(0.5, 2).real
 '''
 
 CASES = [("forward-called-by-name", FORWARD, {"x": [2, 4]}, True),
@@ -264,3 +273,5 @@ def test_a_part_of_a_complex_tensor_from_elsewhere_is_left_with_the_reason(class
     assert "z.imag *= -1  # msmap: the imag part of a tensor that came from elsewhere" in text
     text = converted(classic, COMPLEX)
     assert "z = ms.ops.conj(z)" in text and "w = ms.ops.Complex()(ms.ops.real(w) + (1.5), ms.ops.imag(w))" in text
+    assert "(ms.ops.real(a) if isinstance(a, ms.Tensor) else a.real) @ " in text and "c = ms.ops.Complex()(" in text
+    assert "complex(0.5, 2).real" in text  # (not a simple receiver: as written)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kb.analysis.guarded import in_runtime_test, runtime_test, simple
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.tensors import enclosing
 from kb.analysis.text import TextEdit
@@ -51,22 +52,25 @@ def flip(x):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
+        uses = context.uses_named(("torch.Tensor.real", "torch.Tensor.imag"))
         for word in (b"imag", b"real"):
             for at in word_starts(context.source, word, *context.within):
-                found = _finding(context, at, word.decode())
+                found = _finding(context, at, word.decode(), uses)
                 if found is not None:
                     yield found
 
 
-def _finding(context: Context, at: int, part: str) -> Finding | None:
+def _finding(context: Context, at: int, part: str, uses: list) -> Finding | None:
     member = context.root.named_descendant_for_byte_range(at, at + len(part))
     attribute = member.parent if member is not None and member.type == "identifier" else None
     if attribute is None or attribute.type != "attribute" or attribute.child_by_field_name("attribute") != member:
         return None
     statement = attribute.parent
+    if statement is not None and statement.type == "pattern_list":
+        return _both_parts(context, statement, part)
     if statement is None or statement.type not in ("assignment", "augmented_assignment") \
             or statement.child_by_field_name("left") != attribute or statement.parent.type != "expression_statement":
-        return None
+        return _read(context, attribute, part, uses)
     name = attribute.child_by_field_name("object")
     value = statement.child_by_field_name("right")
     function = enclosing(statement, "function_definition")
@@ -96,3 +100,48 @@ def _binds(function: Any, name: bytes) -> bool:
     if re.search(rb"\b(?:global|nonlocal)\b[^\n]*\b" + re.escape(name) + rb"\b", body.text):
         return False
     return re.search(rb"(?m)^[ \t]*" + re.escape(name) + rb"[ \t]*(?::[^=\n]+)?=(?!=)", body.text) is not None
+
+
+def _read(context: Context, attribute: Any, part: str, uses: list) -> Finding | None:
+    """``a.real`` read: ``ms.ops.real(a)`` where ``a`` is a MindSpore tensor (tested at run time), else as written
+    (a NumPy array's or a Python complex's ``real``)."""
+    receiver = attribute.child_by_field_name("object")
+    parent = attribute.parent
+    if parent is not None and (parent.type == "call" and parent.child_by_field_name("function") == attribute
+                               or parent.type in ("assignment", "augmented_assignment", "pattern_list")
+                               and parent.child_by_field_name("left") == attribute):
+        return None  # (``x.real()``: MindSpore's method already)
+    if receiver is None or not simple(receiver) or receiver.type == "identifier" and receiver.text == b"self" \
+            or in_runtime_test(attribute, receiver, f"{context.alias}.Tensor"):
+        return None
+    replaced = next((u.torch_name for u in uses if (u.start, u.end) == (attribute.start_byte, attribute.end_byte)
+                     or (u.start, u.end) == (attribute.child_by_field_name("attribute").start_byte,
+                                             attribute.end_byte)), None)
+    new = f"{context.alias}.ops.{part}({receiver.text.decode('utf-8', 'surrogateescape')})".encode()
+    text = runtime_test(new, attribute.text, receiver, f"{context.alias}.Tensor")
+    return Finding(attribute, [TextEdit(attribute.start_byte, attribute.end_byte, text)], replaces=replaced,
+                   title=f"Take the {part} part with ms.ops.{part} (if the receiver is a tensor, tested at run time)")
+
+
+def _both_parts(context: Context, pattern: Any, part: str) -> Finding | None:
+    """``c.real, c.imag = re, im``: ``c`` made anew from both parts, each cast to the part's dtype (torch writes into
+    the existing tensor, keeping its dtype)."""
+    statement = pattern.parent
+    targets = pattern.named_children
+    value = statement.child_by_field_name("right") if statement is not None and statement.type == "assignment" \
+        else None
+    names = {t.child_by_field_name("object").text for t in targets if t.type == "attribute"}
+    parts = [t.child_by_field_name("attribute").text.decode() for t in targets if t.type == "attribute"]
+    if part != parts[0] or value is None or len(targets) != 2 or sorted(parts) != ["imag", "real"] \
+            or len(names) != 1 or value.type != "expression_list" or len(value.named_children) != 2:
+        return None  # (the statement's finding belongs to its first part)
+    z, ms = names.pop().decode("utf-8", "replace"), context.alias
+    function = enclosing(statement, "function_definition")
+    if function is None or not _binds(function, z.encode()):
+        return Finding(statement, reason="both parts of a tensor that came from elsewhere set in place (MindSpore's "
+                       "parts are methods: a new tensor reaches only this name)", record=RECORD)
+    given = dict(zip(parts, (v.text.decode("utf-8", "replace") for v in value.named_children), strict=True))
+    new = [f"({given[p]}) + {ms}.ops.zeros_like({ms}.ops.{p}({z}))" for p in ("real", "imag")]
+    new = [f"({n}).astype({ms}.ops.{p}({z}).dtype)" for n, p in zip(new, ("real", "imag"), strict=True)]
+    return Finding(statement, [TextEdit(statement.start_byte, statement.end_byte,
+                                        f"{z} = {ms}.ops.Complex()({new[0]}, {new[1]})")])
