@@ -11,8 +11,9 @@ into the file with the template's helper::
     def ms_einops_rearrange(tensor, pattern, **axes_lengths):
         return MsEinops.apply(tensor, pattern, **axes_lengths)
 
-so every later call, positional or by torch's keywords, runs the code a call converts to. A template that does more
-with the arguments (a condition, an optional keyword, the receiver) is left for a human with the reason.
+so every later call, positional or by torch's keywords, runs the code a call converts to. Where the template does more
+with the arguments (a condition, an optional keyword, the receiver), a reference the engine would rename to the
+target's API is left for a human with the reason; its markers and torch-signature adapters stay as they are.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.adapters import insertion
-from kb.analysis.rewrite import in_type_context, is_auto
+from kb.analysis.rewrite import in_type_context, is_auto, spelled
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature
@@ -59,8 +60,10 @@ def run(x):
                 continue
             made = _function(use.record, choice.target, context.alias)
             if isinstance(made, str):
-                yield Finding((use.start, use.end), reason=made, record=use.record, replaces=use.torch_name)
-                continue
+                if [e.new_text for e in use.edits] == [spelled(choice.api, context.alias)]:
+                    # (renamed to the API the template mostly calls: a function taking other arguments)
+                    yield Finding((use.start, use.end), reason=made, record=use.record, replaces=use.torch_name)
+                continue  # (a marker or a torch-signature adapter already: the engine's)
             name, definitions = made
             edits = [TextEdit(use.start, use.end, name)]
             for defined, text in definitions:
