@@ -384,9 +384,10 @@ class Engine:
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
         use = self._planned_use(site, choice, source, alias, renames, direct_bases, ascii)
-        if site.guess and choice is not None and not choice.runs and not use.edits:
-            use.reason = manual_reason(choice, [])  # said even on a guess: it would fail here if it is a tensor
-            use.unchanged = False  # (as written it would not run)
+        if site.guess and choice is not None and not is_auto(choice) and not use.edits:
+            # said even on a guess: if it is a tensor, it would fail here (no kernel) or is unproven / found to differ
+            use.reason = manual_reason(choice, [])
+            use.unchanged = False  # (as written it would not run, or not as torch)
         fallback = rules.fallback_for(site, choice)  # a registered plan for what the record leaves without a fix
         if fallback is not None:
             planning = rules.Planning(alias, self.catalog.lookup, lambda other: self._planned_use(

@@ -48,4 +48,4 @@ def converted_line(engine: Any, head: str, params: str, call: str) -> str:
     from tests.analysis.roundtrip import converted
 
     lines = converted(engine, head + f"def run({params}):\n    return {call}\n").splitlines()
-    return lines[lines.index(f"def run({params}):") + 1]
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("def run(")) + 1]  # (annotations change)

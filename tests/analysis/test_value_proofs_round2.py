@@ -96,6 +96,21 @@ def test_a_round_two_rewrite_converts_and_gives_torch_s_result(executed, family,
         assert_converted_and_matching(executed[f"{family}/identity"], "nn.Identity()")
 
 
+@pytest.mark.parametrize("call, reason", [
+    ("x.kthvalue(2)", "Rewrite probe"),  # crashed in MindSpore
+    ("x.svd()", "Rewrite probe"),  # other shapes
+    ("x.quantile(0.5)", "Unproven rewrite"),  # no CPU kernel
+])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_known_tensor_s_method_without_a_proof_is_marked_not_left_as_written(request, family, call, reason):
+    """The receiver is a tensor (annotated) and the method's target is not automatic: the call as written is not
+    proven, so it gets a marker instead of passing silently for a method that needs nothing."""
+    line = converted_line(request.getfixturevalue(family), HEAD, "x: torch.Tensor", call)
+    assert "# msmap:" in line and reason in line, line
+    untyped = converted_line(request.getfixturevalue(family), HEAD, "x", call)
+    assert "# msmap:" not in untyped, untyped  # an unknown receiver (maybe no tensor) stays as it was
+
+
 def test_domain_inputs_come_before_integer_and_bool_inputs():
     variants = rewrites._variants("torch.asin")
     kinds = [v[1] for v in variants]
