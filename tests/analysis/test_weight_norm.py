@@ -1,8 +1,10 @@
-"""Weight normalisation converted (data/curated/recipes.yaml: MsWeightNorm; kb/analysis/rules/weight_norm_statements.py)
-and run next to torch: both key styles (``weight_g``/``weight_v`` and ``parametrizations.weight.original0/1``) load
-torch's state_dict through kb.weights.map_weights, the forward and one training step (gradients of g, v and the bias,
-then an SGD update) match torch under PyNative and GRAPH_MODE, and ``remove_weight_norm`` folds the weight as torch
-does. One model per family, all MindSpore work in one child without torch."""
+"""Weight and spectral normalisation converted (data/curated/recipes.yaml: MsWeightNorm, MsSpectralNorm;
+kb/analysis/rules/weight_norm_statements.py) and run next to torch: both key styles (``weight_g``/``weight_v``,
+``weight_orig``/``weight_u``/``weight_v`` and the ``parametrizations.weight...`` names) load torch's state_dict through
+kb.weights.map_weights; the forward in training mode and one training step (gradients of g, v, the weight and the
+bias, an SGD update, spectral norm's u and v after two calls) and the forward in eval mode match torch under PyNative
+and GRAPH_MODE; ``remove_weight_norm`` and ``remove_spectral_norm`` fold the weight as torch does. One model per
+family, all MindSpore work in one child without torch."""
 from __future__ import annotations
 
 import json
@@ -15,8 +17,9 @@ from tests.analysis.roundtrip import converted
 
 MODEL = '''import torch
 import torch.nn as nn
-from torch.nn.utils import weight_norm, remove_weight_norm
+from torch.nn.utils import weight_norm, remove_weight_norm, spectral_norm, remove_spectral_norm
 from torch.nn.utils.parametrizations import weight_norm as parametrized_weight_norm
+from torch.nn.utils.parametrizations import spectral_norm as parametrized_spectral_norm
 import torch.nn.utils as utils
 
 
@@ -26,20 +29,24 @@ class Net(nn.Module):
         self.embed = weight_norm(nn.Conv1d(4, 6, 3, padding=1))
         self.grouped = weight_norm(nn.Conv1d(6, 6, 3, padding=2, dilation=2, groups=2), dim=1)
         self.blocks = nn.ModuleList([utils.weight_norm(nn.Conv1d(6, 6, 1), name="weight", dim=None)])
+        self.critic = spectral_norm(nn.Conv1d(6, 6, 1))
         self.head = parametrized_weight_norm(nn.Linear(6, 5))
         self.tail = nn.Linear(5, 3)
         weight_norm(self.tail, dim=1)
+        self.score = parametrized_spectral_norm(nn.Linear(3, 2), n_power_iterations=2)
 
     def forward(self, x):
         x = self.grouped(self.embed(x))
         for block in self.blocks:
             x = x + block(x)
-        return self.tail(self.head(x.mean(-1)))
+        x = self.critic(x)
+        return self.score(self.tail(self.head(x.mean(-1))))
 
     def remove(self):
         remove_weight_norm(self.embed)
         for block in self.blocks:
             remove_weight_norm(block)
+        remove_spectral_norm(self.critic)
 '''
 
 LOSS = """import mindspore as ms
@@ -51,12 +58,13 @@ class Loss(ms.nn.Cell):  # (in a file: GRAPH_MODE compiles no code given with -c
         self.net = net
 
     def construct(self, x, w):
-        return (self.net(x) * w).sum()
+        out = self.net(x)  # (one call: in training mode spectral norm's power method steps once per call, as torch's)
+        return (out * w).sum(), out
 """
 
-# GRAPH_MODE once: the mint conversion holds both helper paths (classic Conv1d, whose bias waits on has_bias, and
-# mint Linear, whose construct passes its bias on)
-RUNS = [("classic", "pynative"), ("mint", "pynative"), ("mint", "graph")]
+# Each family once (the classic one compiled): the helpers meet classic Conv1d and Dense, whose bias waits on
+# has_bias, and mint Linear, whose construct passes its bias on
+RUNS = [("mint", "pynative"), ("classic", "graph")]
 
 RUN = """
 import json
@@ -78,25 +86,32 @@ for family, mode in {runs!r}:
     module = __import__(f"converted_{{family}}")
     ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
     net = module.Net()
+    net.set_train(True)  # (a torch module starts in training mode)
     mapped = map_weights(state, ms_params_of(net), rules=rules)
     for p in net.get_parameters():
         p.set_data(ms.Tensor(mapped.values[p.name]))
     params = net.trainable_params()
-    out = net(x)
-    grads = ms.grad(Loss(net), grad_position=None, weights=params)(x, w)
+    step = ms.value_and_grad(Loss(net), grad_position=None, weights=params, has_aux=True)
+    (_, out), grads = step(x, w)
     for p, g in zip(params, grads):
-        p.set_data(p - 0.1 * g)  # one SGD step
-    stepped = net(x)
-    folded = module.Net()  # (GRAPH_MODE: folded before its first call, as the helper asks)
+        ms.ops.assign(p, p - 0.1 * g)  # one SGD step, in place (a compiled graph does not see set_data)
+    (_, stepped), _ = step(x, w)  # (the forward after it, from the graph compiled once)
+    after = {{p.name: p.asnumpy().reshape(-1).tolist() for p in net.get_parameters()}}
+    found[f"{{family}}/{{mode}}"] = {{
+        "unfilled": mapped.unfilled_ms, "unused": mapped.unused_torch, "after": after,
+        "out": out.asnumpy().tolist(), "stepped": stepped.asnumpy().tolist(),
+        "grads": {{p.name: g.asnumpy().reshape(-1).tolist() for p, g in zip(params, grads)}}}}
+    if mode == "graph":
+        continue  # (GRAPH_MODE compiles each mode of each network again: eval and the fold once, under PyNative)
+    net.set_train(False)
+    found[f"{{family}}/{{mode}}"]["evaluated"] = net(x).asnumpy().tolist()
+    folded = module.Net()
+    folded.set_train(True)
     for p in folded.get_parameters():
         p.set_data(ms.Tensor(mapped.values[p.name]))
     folded.remove()
-    found[f"{{family}}/{{mode}}"] = {{
-        "unfilled": mapped.unfilled_ms, "unused": mapped.unused_torch,
-        "out": out.asnumpy().tolist(), "stepped": stepped.asnumpy().tolist(),
-        "grads": {{p.name: g.asnumpy().reshape(-1).tolist() for p, g in zip(params, grads)}},
-        "removed_names": sorted(p.name for p in folded.get_parameters()),
-        "removed": folded(x).asnumpy().tolist()}}
+    found[f"{{family}}/{{mode}}"]["removed_names"] = sorted(p.name for p in folded.get_parameters())
+    found[f"{{family}}/{{mode}}"]["removed"] = folded(x).asnumpy().tolist()
 print(json.dumps(found))
 """
 
@@ -111,7 +126,9 @@ def test_every_weight_norm_form_converts_with_nothing_left(texts):
         assert "# msmap:" not in text and "import torch" not in text, text
         assert "self.tail = MsWeightNorm(self.tail, dim=1)" in text  # torch changed it in place: the wrapper takes its place
         assert 'MsWeightNorm(ms.nn.Dense(6, 5), keys="parametrizations")' in text.replace("mint.nn.Linear", "nn.Dense")
-        assert "MsWeightNorm.remove(self.embed)" in text
+        assert "MsWeightNorm.remove(self.embed)" in text and "MsSpectralNorm.remove(self.critic)" in text
+        assert 'MsSpectralNorm(ms.nn.Dense(3, 2), n_power_iterations=2, keys="parametrizations")' in \
+            text.replace("mint.nn.Linear", "nn.Dense")
 
 
 def test_a_weight_norm_whose_argument_is_no_place_keeps_the_plain_call(classic):
@@ -137,7 +154,8 @@ def test_converted_weight_norm_loads_torch_s_state_and_trains_as_torch_in_both_m
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 4, 7)).astype(np.float32)
     state = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
-    assert any(k.endswith("weight_v") for k in state) and any(k.endswith("original1") for k in state)
+    assert {"embed.weight_v", "head.parametrizations.weight.original1", "critic.weight_u",
+            "score.parametrizations.weight.0._v"} <= set(state)
     out = net(torch.from_numpy(x))
     w = rng.standard_normal(tuple(out.shape)).astype(np.float32)
     (out * torch.from_numpy(w)).sum().backward()
@@ -146,6 +164,8 @@ def test_converted_weight_norm_loads_torch_s_state_and_trains_as_torch_in_both_m
         for p in net.parameters():
             p -= 0.1 * p.grad
         stepped = net(torch.from_numpy(x)).numpy()
+        after = {k: v.numpy().reshape(-1) for k, v in net.state_dict().items()}
+        evaluated = net.eval()(torch.from_numpy(x)).numpy()
         folded = scope["Net"]()
         folded.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
         folded.remove()
@@ -165,5 +185,11 @@ def test_converted_weight_norm_loads_torch_s_state_and_trains_as_torch_in_both_m
         for name, g in got["grads"].items():
             np.testing.assert_allclose(np.array(g), grads[name], rtol=1e-5, atol=1e-5, err_msg=f"{run} {name}")
         np.testing.assert_allclose(np.array(got["stepped"]), stepped, rtol=1e-5, atol=1e-5, err_msg=run)
-        assert got["removed_names"] == sorted(folded.state_dict()), run
-        np.testing.assert_allclose(np.array(got["removed"]), removed, rtol=1e-5, atol=1e-5, err_msg=run)
+        assert sorted(got["after"]) == sorted(after), run  # spectral norm's u and v too, after two training calls
+        for name, value in got["after"].items():
+            np.testing.assert_allclose(np.array(value), after[name], rtol=1e-5, atol=1e-6, err_msg=f"{run} {name}")
+        if "removed" in got:  # (under PyNative: eval mode, and the fold)
+            np.testing.assert_allclose(np.array(got["evaluated"]), evaluated, rtol=1e-5, atol=1e-5, err_msg=run)
+            assert got["removed_names"] == sorted(folded.state_dict()), run
+            np.testing.assert_allclose(np.array(got["removed"]), removed, rtol=1e-5, atol=1e-5, err_msg=run)
+    assert any("removed" in got for got in found.values())

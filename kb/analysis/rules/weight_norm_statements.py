@@ -1,8 +1,8 @@
-"""``weight_norm(self.conv)`` as a statement: ``self.conv = MsWeightNorm(self.conv)``.
+"""``weight_norm(self.conv)`` as a statement: ``self.conv = MsWeightNorm(self.conv)`` (spectral_norm alike).
 
-torch's weight norm changes the layer it is given and returns it, so a call whose result is dropped still
-normalises ``self.conv``. Its MindSpore form (data/curated/recipes.yaml, ``MsWeightNorm``) wraps the layer in a
-new Cell instead, so the wrapper must take the layer's place: the statement becomes an assignment to the
+torch's weight and spectral norms change the layer they are given and return it, so a call whose result is dropped
+still normalises ``self.conv``. Their MindSpore forms (data/curated/recipes.yaml, ``MsWeightNorm``,
+``MsSpectralNorm``) wrap the layer in a new Cell instead, so the wrapper must take the layer's place: the statement becomes an assignment to the
 argument, when that is a name, an attribute or a subscript. With any other argument (a new layer) the result is
 dropped on both sides, and the engine's own rewrite stands.
 """
@@ -19,7 +19,8 @@ from kb.analysis.settingstatements import node_of
 from kb.analysis.templates import Blocked, render
 from kb.analysis.text import TextEdit
 
-IN_PLACE = ("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm")
+IN_PLACE = ("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.spectral_norm",
+            "torch.nn.utils.parametrizations.spectral_norm")
 TARGETS = ("identifier", "attribute", "subscript")
 TITLE = "Put the weight-normed layer in the place of the layer torch changes in place"
 
@@ -31,7 +32,7 @@ class WeightNormStatements(Rule):
     record = {"torch": "torch.nn.utils.weight_norm"}
     title = TITLE
     order = 60
-    triggers = (b"weight_norm",)
+    triggers = (b"_norm",)
     example = """\
 import torch.nn as nn
 from torch.nn.utils import weight_norm
@@ -43,7 +44,7 @@ class Net(nn.Module):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        if b"weight_norm" not in context.source:
+        if b"_norm" not in context.source:
             return
         for use in context.uses_named(IN_PLACE):
             if use.torch_name not in IN_PLACE or use.record is None:
