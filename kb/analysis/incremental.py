@@ -446,9 +446,21 @@ def with_rules(engine: Any, document: Document, alias: str, has_torch_imports: b
     if len(kept) != len(uses):
         uses, spans, lag = [uses[i] for i in kept], [spans[i] for i in kept], [lag[i] for i in kept]
 
+    by_name: dict[str, list[int]] = {}  # (the rules ask by prefix: look at each name once, not at each use)
+    settled: dict[int, Use] = {}  # a lagging use moved once for all the rules that ask for it
+
+    def placed(index: int) -> Use:
+        found = settled.get(index)
+        if found is None:
+            found = settled[index] = _settled(uses[index], *lag[index]) if lag[index] != STILL else uses[index]
+        return found
+
     def named(prefixes: tuple[str, ...]) -> list[Use]:
-        return [_settled(u, *lagged) if lagged != STILL else u
-                for u, lagged in zip(uses, lag, strict=True) if u.torch_name.startswith(prefixes)]
+        if not by_name:
+            for index, use in enumerate(uses):
+                by_name.setdefault(use.torch_name, []).append(index)
+        indexes = sorted(i for name, found in by_name.items() if name.startswith(prefixes) for i in found)
+        return [placed(i) for i in indexes]
 
     found = engine.with_rules(document, [], alias, has_torch_imports, named, rerun - regional) \
         if rerun - regional else []

@@ -53,7 +53,7 @@ class Cache(nn.Module):
 
     def find(self, context: Context) -> Iterable[Finding]:
         classes = _registered(context.root, context.source)
-        for cls, names in _inherited(context.root, classes).items():
+        for cls, names in _inherited(context.root, context.source, classes).items():
             for statement, left, right, operator in _assignments(cls, set(names)):
                 persistent = names[left.child_by_field_name("attribute").text.decode()]
                 if persistent is None:
@@ -96,17 +96,17 @@ def _registered(root: Any, source: bytes) -> dict[int, dict[str, str | None]]:
     return found
 
 
-def _inherited(root: Any, classes: dict[int, dict[str, str | None]]) -> dict[Any, dict[str, str | None]]:
+def _inherited(root: Any, source: bytes, classes: dict[int, dict[str, str | None]]
+               ) -> dict[Any, dict[str, str | None]]:
     """{class node: its buffers, with those of the file's classes it derives from}."""
     if not classes:
         return {}
     every: dict[bytes, Any] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "class_definition":
-            every[node.child_by_field_name("name").text] = node
-        stack.extend(node.named_children)
+    for at in word_starts(source, b"class"):  # (the file's classes, without walking every node of its tree)
+        node = root.descendant_for_byte_range(at, at + len(b"class"))
+        node = node.parent if node is not None and node.type == "class" else None
+        if node is not None and node.type == "class_definition" and node.start_byte == at:
+            every.setdefault(node.child_by_field_name("name").text, node)
     out: dict[Any, dict[str, str | None]] = {}
     for cls in every.values():
         names: dict[str, str | None] = {}
