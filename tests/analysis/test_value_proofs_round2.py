@@ -54,6 +54,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, str]] = [
     ("polygamma", "return torch.polygamma(1, x)", "x", {"x": {"shape": [3, 4], "range": [0.5, 3.0]}}, "ms.int64",
      "values"),
     ("linalg-vander", "return torch.linalg.vander(v)", "v", {"v": [4]}, "flip(", "values"),
+    ("tensor-index-fill", "return x.index_fill(1, i, -1.0)", "x, i", {"x": [2, 3, 4], "i": INDEX}, "ms.int32",
+     "values"),
+    ("qr-complete", "return torch.qr(a, some=False)", "a", {"a": [4, 3]}, "mode='complete'", "values"),
 ]
 
 
