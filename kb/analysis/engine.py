@@ -298,10 +298,15 @@ class Engine:
 
     def with_rules(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
                    named: Callable[[tuple[str, ...]], list[Use]] | None = None,
-                   only: set[str] | None = None, within: tuple[int, int] | None = None) -> list[Use]:
+                   only: set[str] | None = None, within: tuple[int, int] | None = None,
+                   spans: Callable[[], set[tuple[int, int]]] | None = None) -> list[Use]:
         """``uses`` (the uses of torch names) with what every registered rule (those in ``only``) finds in
-        the document (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order."""
-        found = rules.run(self._context(document, uses, alias, has_torch_imports, named, within), only)
+        the document (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order.
+        ``named`` and ``spans``: the uses of torch names by prefix and all their spans, when not ``uses``."""
+        context = self._context(document, uses, alias, has_torch_imports, named, within)
+        if spans is not None:
+            context.use_spans = spans
+        found = rules.run(context, only)
         gone = rules.replaced(found)
         if gone:
             uses = [u for u in uses if (u.torch_name, u.start, u.end) not in gone]

@@ -462,11 +462,14 @@ def with_rules(engine: Any, document: Document, alias: str, has_torch_imports: b
         indexes = sorted(i for name, found in by_name.items() if name.startswith(prefixes) for i in found)
         return [placed(i) for i in indexes]
 
-    found = engine.with_rules(document, [], alias, has_torch_imports, named, rerun - regional) \
+    def use_spans() -> set[tuple[int, int]]:  # (a use moves whole: its span by its lag's bytes)
+        return {(u.start + lagged[0], u.end + lagged[0]) for u, lagged in zip(uses, lag, strict=True)}
+
+    found = engine.with_rules(document, [], alias, has_torch_imports, named, rerun - regional, spans=use_spans) \
         if rerun - regional else []
     if regional and region is not None:
-        found += [u for u in engine.with_rules(document, [], alias, has_torch_imports, named, regional, region)
-                  if region[0] <= u.start < region[1]]
+        found += [u for u in engine.with_rules(document, [], alias, has_torch_imports, named, regional, region,
+                                               use_spans) if region[0] <= u.start < region[1]]
     gone = {(u.replaces, u.start, u.end) for u in found if u.replaces}
     if not replaced_before <= gone:
         return None  # a use a finding took the place of, outside the window, is back: a full analysis finds it

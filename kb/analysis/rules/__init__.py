@@ -83,6 +83,14 @@ class Context:
     use_of: Callable[[Any], Use] | None = None
     # names of the classes imported from the project whose lineage reaches torch (siblingclasses.py)
     torch_classes: Collection[str] = ()
+    # the (start, end) of every use of a torch name so far, at their current places: what
+    # ``uses_named(("",))`` would give the spans of, without building each use that an edit moved
+    use_spans: Callable[[], set[tuple[int, int]]] | None = None
+
+    def spans_of_uses(self) -> set[tuple[int, int]]:
+        if self.use_spans is not None:
+            return self.use_spans()
+        return {(use.start, use.end) for use in self.uses_named(("",))}
 
     @property
     def imports(self) -> ImportTable:

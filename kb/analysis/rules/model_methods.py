@@ -26,7 +26,7 @@ class Runner:
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        taken = {(u.start, u.end) for u in context.uses_named(("",))}
+        taken = context.spans_of_uses()
         skip = {n.bound for _, n in context.imports.names}
         for site in mode_sites(context.root, context.source, context.catalog, skip, taken, context.torch_classes):
             yield Finding(site.node, site=site)
