@@ -105,6 +105,9 @@ RECIPES: dict[str, dict[str, Any]] = {
     "torch.combinations": {"tensors": {"input": {"shape": [4]}}},
     "torch.vander": {"tensors": {"x": {"shape": [3]}}},
     "torch.linalg.vander": {"tensors": {"x": {"shape": [3]}}},
+    # the multivariate log-gamma is defined for x > (p - 1) / 2 (p = 2: above 0.5, strictly)
+    "torch.mvlgamma": {"tensors": {"input": {"range": [1.1, 3.0]}}},
+    "torch.Tensor.mvlgamma": {"tensors": {"input": {"range": [1.1, 3.0]}}},
     "torch.prelu": {"tensors": {"input": {"shape": [2, 3, 4]}, "weight": {"shape": [3]}}},
     "torch.Tensor.item": {"tensors": {"input": {"shape": [1]}}},
     "torch.Tensor.log_softmax": {"params": [["dim", "POSITIONAL_OR_KEYWORD", None]]},

@@ -57,6 +57,8 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, str]] = [
     ("tensor-index-fill", "return x.index_fill(1, i, -1.0)", "x, i", {"x": [2, 3, 4], "i": INDEX}, "ms.int32",
      "values"),
     ("qr-complete", "return torch.qr(a, some=False)", "a", {"a": [4, 3]}, "mode='complete'", "values"),
+    ("mvlgamma", "return torch.mvlgamma(x, 3)", "x", {"x": {"shape": [3, 4], "range": [1.1, 3.0]}}, "mvlgamma",
+     "values"),
 ]
 
 
