@@ -66,16 +66,16 @@ class Net(nn.Module):
     def find(self, context: Context) -> Iterable[Finding]:
         if b".forward" not in context.source:
             return
-        uses = context.uses_named(("",))
-        taken = [(u.start, u.end) for u in uses]
-        modules = _module_classes(context, uses)
+        uses = context.uses_named(("torch.nn.",))  # (layer classes; the spans of every use below)
+        taken = context.spans_of_uses()
+        modules = _module_classes(context, uses, taken)
         for at in word_starts(context.source, b"forward"):
             found = _finding(context, at, modules, uses, taken)
             if found is not None:
                 yield found
 
 
-def _finding(context: Context, at: int, modules: dict[str, bool], uses: list, taken: list) -> Finding | None:
+def _finding(context: Context, at: int, modules: dict[str, bool], uses: list, taken: set) -> Finding | None:
     member = context.root.named_descendant_for_byte_range(at, at + len(b"forward"))
     attribute = member.parent if member is not None and member.type == "identifier" else None
     if attribute is None or attribute.type != "attribute" or attribute.child_by_field_name("attribute") != member:
@@ -126,7 +126,7 @@ def _assigned(attribute: Any) -> bool:
         and parent.child_by_field_name("left") == attribute
 
 
-def _module_classes(context: Context, uses: list) -> dict[str, bool]:
+def _module_classes(context: Context, uses: list, spans: set) -> dict[str, bool]:
     """Class name -> whether it is a converted module (True) or a class of the file known not to be one (False):
     the classes a torch layer base migrates (their ``torch.nn`` class-base use has a fix: not an autograd Function,
     whose forward stays), those deriving from them in the file, and
@@ -156,7 +156,7 @@ def _module_classes(context: Context, uses: list) -> dict[str, bool]:
             if name not in found and bases is not None \
                     and any(found.get(b.text.decode("utf-8", "replace")) is True for b in bases.named_children):
                 found[name] = grown = True
-    torch_bases = {u.start for u in uses if u.kind == "class_base"}
+    torch_bases = {start for start, _ in spans}  # (a base there is a torch class: a layer's is a module above)
     mindspore = f"{context.alias}.".encode()  # (MindSpore code already, msmap's helpers too: its forward is meant)
     grown = True
     while grown:

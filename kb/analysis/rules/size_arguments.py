@@ -40,7 +40,7 @@ def pad(x: torch.Tensor, shape):
 
     def find(self, context: Context) -> Iterable[Finding]:
         uses = context.uses_named(METHODS)
-        inner = context.uses_named(("",))
+        inner = context.spans_of_uses() if uses else set()
         for use in uses:
             if use.torch_name not in METHODS or use.call_span is None:
                 continue
@@ -59,7 +59,7 @@ def pad(x: torch.Tensor, shape):
                 yield found
 
 
-def _finding(context: Context, use: Any, call: Any, args: list, positional: list, inner: list) -> Finding | None:
+def _finding(context: Context, use: Any, call: Any, args: list, positional: list, inner: set) -> Finding | None:
     unsupported = [a.keyword for a in args if a.keyword in ("requires_grad", "layout")]
     if unsupported or any(a.star == "**" for a in args):
         why = f"passes {unsupported[0]}" if unsupported else "unpacks **kwargs"
@@ -76,7 +76,7 @@ def _finding(context: Context, use: Any, call: Any, args: list, positional: list
     receiver = call.child_by_field_name("function").child_by_field_name("object")
     if receiver is not None and in_runtime_test(call, receiver, f"{context.alias}.Tensor"):
         return None  # (converted already: a branch of the test)
-    others = [u for u in inner if call.start_byte <= u.start and u.end <= call.end_byte and u is not use]
+    others = [s for s in inner if call.start_byte <= s[0] and s[1] <= call.end_byte and s != (use.start, use.end)]
     if receiver is None or not simple(receiver) or others:
         return Finding((use.start, use.end), reason=f"if this is a tensor: {use.torch_name} with its size in several "
                        "arguments takes them as one tuple", record=use.record, replaces=use.torch_name)
