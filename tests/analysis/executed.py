@@ -49,3 +49,18 @@ def converted_line(engine: Any, head: str, params: str, call: str) -> str:
 
     lines = converted(engine, head + f"def run({params}):\n    return {call}\n").splitlines()
     return lines[next(i for i, line in enumerate(lines) if line.startswith("def run(")) + 1]  # (annotations change)
+
+
+def assert_modes_match(done: subprocess.CompletedProcess, expected: list, rtol: float, atol: float) -> None:
+    """The child (``run_without_torch``) printed, as its last line, JSON {"<family>/<mode>": [outputs]} for every
+    family in PyNative and GRAPH_MODE, each output equal to torch's (``expected``)."""
+    import json
+
+    import numpy as np
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().split("\n")[-1])
+    assert sorted(found) == sorted(f"{f}/{m}" for f in FAMILIES for m in ("pynative", "graph"))
+    for run, outputs in found.items():
+        for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
+            np.testing.assert_allclose(np.array(got), want, rtol=rtol, atol=atol, err_msg=f"{run} output {i}")

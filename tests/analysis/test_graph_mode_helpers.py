@@ -6,12 +6,10 @@ module by a computed name answered when the code runs from the table of run-time
 GRAPH_MODE, compared with torch."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from tests.analysis.executed import FAMILIES, run_without_torch
+from tests.analysis.executed import FAMILIES, assert_modes_match, run_without_torch
 from tests.analysis.roundtrip import converted
 
 MODEL = '''import torch
@@ -79,12 +77,7 @@ def test_helpers_and_a_computed_feature_test_run_in_graph_mode_with_torch_s_resu
     expected = [o.detach().numpy() for o in scope["Net"]()(torch.from_numpy(x))]
     done = run_without_torch(tmp_path, texts["classic"], RUN.format(inputs=str(tmp_path / "x.npy"),
                                                                       families=list(FAMILIES)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().split("\n")[-1])
-    assert sorted(found) == sorted(f"{f}/{m}" for f in FAMILIES for m in ("pynative", "graph"))
-    for run, outputs in found.items():
-        for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-            np.testing.assert_allclose(np.array(got), want, rtol=1e-5, atol=1e-5, err_msg=f"{run} output {i}")
+    assert_modes_match(done, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_a_computed_feature_test_is_a_membership_test_of_the_lookup_table(texts):
