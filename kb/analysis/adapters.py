@@ -48,7 +48,8 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
     signature = parse_signature(record.get("torch_signature"))
     if signature is None:
         raise Blocked("torch's signature is unknown, so no adapter can take its parameters")
-    if target.get("template"):  # (F.normalize: ops.norm and ops.clamp written around the arguments)
+    helper = forwarding_helper(target)
+    if target.get("template") and helper is None:  # (F.normalize: ops.norm and ops.clamp written around the arguments)
         raise Blocked("its rewrite is a call template, which an adapter of the target's parameters cannot follow")
     target = widened(record, target)  # a list where MindSpore takes a tuple only (tupleparams.py)
     rules = {m["torch"]: m for m in target.get("params") or [] if isinstance(m, dict) and m.get("torch")
@@ -90,7 +91,7 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
             guards.append(f"if {param.name} is None:\n        {param.name} = {fallback}")
         passed.append(param.name)
     guards += value_guards(record, target, [(p.name, p.default) for p in signature.parameters])
-    call = f"{spelled_api}({', '.join(f'{n}={n}' for n in passed)})"
+    call = f"{helper[0] if helper else spelled_api}({', '.join(f'{n}={n}' for n in passed)})"
     document = Document(call)
     node = document.tree.root_node.named_children[0].named_children[0]
     edits = plan_arguments(node, record, target, document.source, exact=True)
@@ -101,7 +102,26 @@ def adapter(record: dict[str, Any], target: dict[str, Any], alias: str, spelled_
     # them at run time in the adapter, with its reason
     refuse = ["def refuse(why):\n        raise NotImplementedError(why)"] if "refuse(" in built else []
     body = [doc] + guards + refuse + [f"return {built}"]
-    return f"def {name}({', '.join(header)}):\n" + "".join(f"    {line}\n" for line in body)
+    written = f"def {name}({', '.join(header)}):\n" + "".join(f"    {line}\n" for line in body)
+    return helper[1].replace("{ms}", alias).rstrip("\n") + "\n\n\n" + written if helper else written
+
+
+def forwarding_helper(target: dict[str, Any]) -> tuple[str, str] | None:
+    """(name, source) of the target's helper class when its one template only calls it with the call's arguments
+    under their own names (``MsAdam({params}{?lr}{?betas})``): a class built like the target's API, so an adapter
+    may build it instead; None otherwise."""
+    from kb.analysis.templates import FIELD_RE
+
+    helper, templates = target.get("helper"), target.get("template") or []
+    if not helper or not helper.startswith("class ") or len(templates) != 1:
+        return None
+    name = helper.split(None, 1)[1].split("(", 1)[0]
+    template = templates[0]
+    fields = list(FIELD_RE.finditer(template))
+    if not template.startswith(f"{name}(") or not template.endswith(")") or any(f[3] or f[4] for f in fields) \
+            or FIELD_RE.sub("", template) != f"{name}()" or not fields or fields[0][1]:
+        return None  # (a renamed keyword, a condition, other code around the arguments, no first argument)
+    return name, helper
 
 
 def _derived(name: str, rule: dict[str, Any]) -> str:

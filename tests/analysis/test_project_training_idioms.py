@@ -58,6 +58,18 @@ def run(model, batches, log, amsgrad, path):
     train(model, batches[3:], log, amsgrad, path, True)
 '''
 
+# the class handed over as a value (a library's optimizer_fn=torch.optim.Adam default): an adapter with torch's
+# parameters building MsAdam
+ADAM_REFERENCE = ADAM.split("def train(")[0] + '''def run(model, batches, log, path, optimizer_fn=torch.optim.Adam):
+    optimizer = optimizer_fn(model.parameters(), lr=0.01, amsgrad=True)
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        log.append(loss.item())
+'''
+
 
 def _tokens(rng):
     return [(rng.integers(0, 12, (6, 5)), rng.integers(0, 3, 6)) for _ in range(6)]
@@ -67,6 +79,7 @@ def _tokens(rng):
 CASES = {
     "adam": (ADAM, _tokens, [False]),
     "adam-amsgrad": (ADAM, _tokens, [True]),
+    "adam-reference": (ADAM_REFERENCE, _tokens, []),
 }
 
 CHILD = '''
@@ -145,6 +158,14 @@ def test_adam_takes_torchs_steps(ran, name, family):
     state_dict all land on torch's parameters (experimental.optim.Adam alone: 1e-3 apart here)."""
     text = _trains_like_torch(ran, name, family, rtol=1e-5, atol=2e-7)
     assert "class MsAdam(ms.experimental.optim.Adam)" in text and "MsAdam(model.trainable_params()" in text
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_adam_passed_as_a_value_builds_msadam(ran, family):
+    """``optimizer_fn=torch.optim.Adam``: the reference becomes ms_Adam (torch's parameters, raising for
+    decoupled_weight_decay) building MsAdam, and trains as torch's (it refused to build before)."""
+    text = _trains_like_torch(ran, "adam-reference", family, rtol=1e-5, atol=2e-7)
+    assert "optimizer_fn=ms_Adam" in text and "return MsAdam(params=params, lr=lr" in text
 
 
 def test_adam_of_another_library_is_kept(classic):
