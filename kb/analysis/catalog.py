@@ -31,7 +31,7 @@ def could_be_reexport(name: str) -> bool:
     """Cheap test before asking the KB to canonicalize (see ``is_reexport``)."""
     parts = name.split(".")
     leaf = parts[-1].lower()
-    return any(p == "modules" or p.startswith("_") or p == leaf for p in parts[1:-1])
+    return any(p == "modules" or _private(p) or p == leaf for p in parts[1:-1])
 
 
 def is_reexport(name: str, canonical: str) -> bool:
@@ -56,8 +56,14 @@ def is_reexport(name: str, canonical: str) -> bool:
     return all(i >= cut or _droppable(head[i], parts[-1]) for i in removed)
 
 
+def _private(part: str) -> bool:
+    """A private module (``_C``, ``_tensor``); a dunder (``__version__``, ``__class__``) is a value's
+    attribute, so what follows it is that value's member (``torch.__version__.split`` is str.split)."""
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
 def _droppable(part: str, leaf: str) -> bool:
-    return part.startswith("_") or part == leaf.lower()
+    return _private(part) or part == leaf.lower()
 
 
 class Catalog:
