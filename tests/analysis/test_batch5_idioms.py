@@ -15,6 +15,10 @@ CALLS = [
     ("str-literal-split", "x * len('a.b.c'.split('.'))", {"x": [2, 3]}),
     ("fstring-split", "x * len(f'{x.shape[0]}.{x.shape[1]}'.split('.'))", {"x": [2, 3]}),
     ("str-call-split", "x * len(str(x.shape[0] + 0.5).split('.'))", {"x": [2, 3]}),
+    # torch's float constants: math's floats
+    ("pi-e", "2 * torch.pi * x + torch.e", {"x": [2, 3]}),
+    ("inf-clamp", "torch.where(x > 0, x, torch.tensor(-torch.inf)).clamp(max=torch.inf)", {"x": [2, 3]}),
+    ("nan-mask", "torch.isnan(x * torch.nan)", {"x": [2, 3]}),
 ]
 
 
@@ -29,6 +33,28 @@ def executed(real_kb, tmp_path_factory):
 @pytest.mark.parametrize("cid, expr, inputs", CALLS, ids=[c[0] for c in CALLS])
 def test_call_converts_and_matches_torch(executed, family, cid, expr, inputs):
     assert_converted_and_matching(executed[f"{family}/{cid}"], expr)
+
+
+def test_torch_constants_are_math_s_floats():
+    import math
+
+    import torch
+
+    for name in ("pi", "e", "inf"):
+        assert type(getattr(torch, name)) is float and getattr(torch, name) == getattr(math, name)
+    assert type(torch.nan) is float and math.isnan(torch.nan) and math.isnan(math.nan)
+
+
+@pytest.mark.parametrize("engine_name", ["classic", "mint"])
+def test_constants_become_math_with_its_import(request, engine_name):
+    engine = request.getfixturevalue(engine_name)
+    out = convert_source(engine, '"""doc"""\nfrom __future__ import annotations\nimport torch\n\n\n'
+                                 'def f(x):\n    return x * torch.pi, torch.inf, torch.nan, torch.e\n').text
+    assert out.count("import math\n") == 1 and out.index("from __future__") < out.index("import math")
+    assert "return x * math.pi, math.inf, math.nan, math.e" in out and "torch" not in out
+    # ``math`` bound to something else in the file: the marker stays
+    kept = convert_source(engine, "import torch\nimport numpy.math as math\n\nr = 2 * torch.pi\n").text
+    assert "r = 2 * torch.pi  # msmap:" in kept
 
 
 VERSION = '''\
