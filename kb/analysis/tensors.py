@@ -362,13 +362,7 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
     if not guesses or analysis.tree is None:
         return set()
     root = analysis.tree.root_node
-    calls = set()
-    for use in analysis.uses:
-        if not use.guess and use.kind == "call" and use.call_span and _returns_tensor(use.record):
-            node = call_at(root, use.call_span)
-            if node is not None:
-                calls.add(node.id)
-    names = TensorNames(calls, analysis.alias)
+    names = tensor_names(root, analysis.uses, analysis.alias)
     found = set()
     for use in guesses:
         if use.torch_name in ANY_RECEIVER:
@@ -382,6 +376,18 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
                                      or _torch_chain(call)):
             found.add(use.call_span)
     return found
+
+
+def tensor_names(root: Any, uses: Iterable[Any], alias: str) -> TensorNames:
+    """The tensor knowledge of the tree ``root`` whose resolved (not guessed) uses are ``uses``: the calls of
+    torch functions that return tensors are tensors."""
+    calls = set()
+    for use in uses:
+        if not use.guess and use.kind == "call" and use.call_span and _returns_tensor(use.record):
+            node = call_at(root, use.call_span)
+            if node is not None:
+                calls.add(node.id)
+    return TensorNames(calls, alias)
 
 
 def _assigned_here(receiver: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from kb.analysis.guarded import in_runtime_test, runtime_test, simple
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.tensors import enclosing
+from kb.analysis.tensors import TensorNames, enclosing, tensor_names
 from kb.analysis.text import TextEdit
 from kb.analysis.words import word_starts
 
@@ -53,14 +53,15 @@ def flip(x):
 
     def find(self, context: Context) -> Iterable[Finding]:
         uses = context.uses_named(("torch.Tensor.real", "torch.Tensor.imag"))
+        names = tensor_names(context.root, context.uses_named(("torch.",)), context.alias)
         for word in (b"imag", b"real"):
             for at in word_starts(context.source, word, *context.within):
-                found = _finding(context, at, word.decode(), uses)
+                found = _finding(context, at, word.decode(), uses, names)
                 if found is not None:
                     yield found
 
 
-def _finding(context: Context, at: int, part: str, uses: list) -> Finding | None:
+def _finding(context: Context, at: int, part: str, uses: list, names: TensorNames) -> Finding | None:
     member = context.root.named_descendant_for_byte_range(at, at + len(part))
     attribute = member.parent if member is not None and member.type == "identifier" else None
     if attribute is None or attribute.type != "attribute" or attribute.child_by_field_name("attribute") != member:
@@ -70,7 +71,7 @@ def _finding(context: Context, at: int, part: str, uses: list) -> Finding | None
         return _both_parts(context, statement, part)
     if statement is None or statement.type not in ("assignment", "augmented_assignment") \
             or statement.child_by_field_name("left") != attribute or statement.parent.type != "expression_statement":
-        return _read(context, attribute, part, uses)
+        return _read(context, attribute, part, uses, names)
     name = attribute.child_by_field_name("object")
     value = statement.child_by_field_name("right")
     function = enclosing(statement, "function_definition")
@@ -102,22 +103,29 @@ def _binds(function: Any, name: bytes) -> bool:
     return re.search(rb"(?m)^[ \t]*" + re.escape(name) + rb"[ \t]*(?::[^=\n]+)?=(?!=)", body.text) is not None
 
 
-def _read(context: Context, attribute: Any, part: str, uses: list) -> Finding | None:
-    """``a.real`` read: ``ms.ops.real(a)`` where ``a`` is a MindSpore tensor (tested at run time), else as written
-    (a NumPy array's or a Python complex's ``real``)."""
+def _read(context: Context, attribute: Any, part: str, uses: list, names: TensorNames) -> Finding | None:
+    """``a.real`` read: ``ms.ops.real(a)`` where ``a`` is known to be a tensor (a torch call's result, a name bound
+    from one); else, for a simple receiver, ``ms.ops.real(a)`` where ``a`` is a MindSpore tensor (tested at run
+    time), as written otherwise (a NumPy array's or a Python complex's ``real``)."""
     receiver = attribute.child_by_field_name("object")
     parent = attribute.parent
     if parent is not None and (parent.type == "call" and parent.child_by_field_name("function") == attribute
                                or parent.type in ("assignment", "augmented_assignment", "pattern_list")
                                and parent.child_by_field_name("left") == attribute):
         return None  # (``x.real()``: MindSpore's method already)
-    if receiver is None or not simple(receiver) or receiver.type == "identifier" and receiver.text == b"self" \
+    if receiver is None or receiver.type == "identifier" and receiver.text == b"self" \
             or in_runtime_test(attribute, receiver, f"{context.alias}.Tensor"):
+        return None
+    known = names.is_tensor(receiver)
+    if not known and not simple(receiver):
         return None
     replaced = next((u.torch_name for u in uses if (u.start, u.end) == (attribute.start_byte, attribute.end_byte)
                      or (u.start, u.end) == (attribute.child_by_field_name("attribute").start_byte,
                                              attribute.end_byte)), None)
     new = f"{context.alias}.ops.{part}({receiver.text.decode('utf-8', 'surrogateescape')})".encode()
+    if known:  # (a torch call's result, a name bound from one, forward's input: no test needed)
+        return Finding(attribute, [TextEdit(attribute.start_byte, attribute.end_byte, new.decode())],
+                       replaces=replaced, title=f"Take the {part} part with ms.ops.{part}")
     text = runtime_test(new, attribute.text, receiver, f"{context.alias}.Tensor")
     return Finding(attribute, [TextEdit(attribute.start_byte, attribute.end_byte, text)], replaces=replaced,
                    title=f"Take the {part} part with ms.ops.{part} (if the receiver is a tensor, tested at run time)")
