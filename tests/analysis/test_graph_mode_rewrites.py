@@ -1,8 +1,10 @@
 """Code a forward reaches compiles in GRAPH_MODE after conversion: ``map`` over a lambda (or a nested def) that
 closes over a local becomes a generator expression (rules/graph_maps.py), a name bound in one branch of an ``if``
-only and read later is bound to None first (rules/graph_branch_names.py), and the ms_einsum helper compiles when a
-graph calls it twice, with einops' names and with an implicit output. One model per family, converted, run in one
-child without torch under PyNative and GRAPH_MODE, compared with torch; beside it, what the rules leave alone."""
+only and read later is bound to None first (rules/graph_branch_names.py), a tensor's chunk(dim=) and mint's
+transpose(a, b) take the forms GRAPH_MODE compiles as PyNative runs them (axis=, swapaxes), and the ms_einsum
+helper compiles when a graph calls it twice, with einops' names and with an implicit output. One model per family,
+converted, run in one child without torch under PyNative and GRAPH_MODE, compared with torch; beside it, what the
+rules leave alone."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,7 +39,7 @@ class Net(nn.Module):
             x, ps = pack_one(x)
             x = x.transpose(1, 2)
         b, h = x.shape[0], self.heads
-        q, k, v = self.proj(x).chunk(3, -1)
+        q, k, v = self.proj(x).chunk(3, dim=-1)
         q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=h), (q, k, v))
         def split(t):
             return t * h
@@ -102,6 +104,7 @@ def test_a_forward_with_closures_a_one_branch_name_and_einsum_runs_in_graph_mode
 
 def test_maps_closing_over_locals_become_generators_and_others_stay(texts):
     for text in texts.values():
+        assert ".chunk(3, axis=-1)" in text  # GRAPH_MODE compiles chunk(dim=) to a primitive with no CPU kernel
         assert "for t in (q, k, v)" in text and "q, k = (split(item) for item in (q, k))" in text, text
         assert "return tuple(t * s for t in xs)" in text  # a helper the forward calls; one argument: no parentheses
         assert "self.sizes = list(map(lambda m: m * 2, (1, 2)))" in text  # __init__ is not compiled
