@@ -10,6 +10,7 @@ transform says a literal value has no MindSpore form: the call is left for a hum
 from __future__ import annotations
 
 import ast
+import copy
 import operator
 import re
 from collections.abc import Callable
@@ -182,6 +183,8 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
         return tuple(items) if isinstance(node, ast.Tuple) else items
     if isinstance(node, ast.Subscript):
         return _evaluate(node.value, v)[_evaluate(node.slice, v)]
+    if isinstance(node, ast.GeneratorExp):  # ``tuple(float(s) for s in v)``: items of v, each by an expression of its own
+        return [_evaluate(elt, item) for elt, items in [_generated(node, v)] for item in items]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         if node.func.id == "refuse" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
             raise Refused(str(node.args[0].value))
@@ -190,6 +193,22 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
         if node.func.id in _FUNCTIONS:
             return _FUNCTIONS[node.func.id](*[_evaluate(a, v) for a in node.args])
     raise NotComputable(f"unsupported expression: {type(node).__name__}")
+
+
+def _generated(node: ast.GeneratorExp, v: Any) -> tuple[ast.AST, Any]:
+    """(the item expression with its loop name read as ``v``, the items) of a one-loop generator without
+    conditions whose item expression names no ``v`` of its own."""
+    loop = node.generators[0] if len(node.generators) == 1 else None
+    if loop is None or loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) \
+            or any(isinstance(n, ast.Name) and n.id == "v" for n in ast.walk(node.elt)):
+        raise NotComputable("unsupported generator")
+    name = loop.target.id
+
+    class AsV(ast.NodeTransformer):
+        def visit_Name(self, named: ast.Name) -> ast.Name:
+            return ast.Name(id="v", ctx=named.ctx) if named.id == name else named
+
+    return AsV().visit(copy.deepcopy(node.elt)), _evaluate(loop.iter, v)
 
 
 @lru_cache(maxsize=1024)

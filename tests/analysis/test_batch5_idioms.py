@@ -9,8 +9,8 @@ from kb.analysis.convert import convert_source
 from kb.probes.calls import Case, snippet
 from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
 
-# (id, torch expression, inputs[, lines before it]): each must convert with no marker and give torch's values and
-# dtypes
+# (id, torch expression, inputs[, lines before it[, a layer made by the expression]]): each must convert with no
+# marker and give torch's values and dtypes
 CALLS = [
     # str methods on values known to be str are never tensor methods
     ("str-literal-split", "x * len('a.b.c'.split('.'))", {"x": [2, 3]}),
@@ -23,6 +23,14 @@ CALLS = [
     # a complex part read on what is known to be a tensor: MindSpore's real/imag are methods, taken as functions
     ("fft-real-of-call", "torch.fft.fft(x).real + 1", {"x": [2, 4]}),
     ("fft-parts-of-name", "f.real * 2 + f.imag", {"x": [3, 4]}, "f = torch.fft.fft(x)"),
+    # int scale factors (MindSpore wants floats): literal, tuple, and values that arrive in variables
+    ("interpolate-int-tuple", "F.interpolate(x, scale_factor=(2, 3))", {"x": [1, 2, 3, 4]}),
+    ("interpolate-int-name", "F.interpolate(x, scale_factor=s, mode='bilinear')", {"x": [1, 2, 3, 4]},
+     "s = x.shape[0] + 1"),
+    ("interpolate-tuple-name", "F.interpolate(x, scale_factor=s)", {"x": [1, 2, 3, 4]}, "s = [2, x.shape[0]]"),
+    ("upsample-int-name", "nn.Upsample(scale_factor=s)", {"x": [1, 2, 3, 4]}, "s = 2", True),
+    ("upsample-int-tuple", "nn.Upsample(scale_factor=(3, 2), mode='nearest')", {"x": [1, 2, 3, 4]}, "", True),
+    ("upsampling-bilinear-tuple", "nn.UpsamplingBilinear2d(scale_factor=(2, 3))", {"x": [1, 2, 3, 4]}, "", True),
 ]
 UNGUARDED = ("fft-real-of-call", "fft-parts-of-name")  # known tensors: no runtime type test
 
@@ -30,8 +38,8 @@ UNGUARDED = ("fft-real-of-call", "fft-parts-of-name")  # known tensors: no runti
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
     return convert_and_run(real_kb, tmp_path_factory, lambda family: [
-        Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), False, *setup), inputs=inputs)
-        for cid, expr, inputs, *setup in CALLS])
+        Case(id=f"{family}/{cid}", source=snippet(expr, list(inputs), layer, setup), inputs=inputs, layer=layer)
+        for cid, expr, inputs, setup, layer in (c + ("", False)[len(c) - 3:] for c in CALLS)])
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -85,3 +93,14 @@ def test_a_part_of_an_unknown_receiver_keeps_its_runtime_test(request, engine_na
     out = convert_source(request.getfixturevalue(engine_name),
                          "import torch\n\n\ndef part(z, w):\n    return torch.fft.fft(w).imag, z.real\n").text
     assert "return ms.ops.imag(ms.ops.fft(w)), (ms.ops.real(z) if isinstance(z, ms.Tensor) else z.real)" in out
+
+
+def test_the_scale_factor_transform_folds_literals_and_keeps_expressions():
+    from kb.analysis.transforms import apply_transform
+
+    transform = "None if v is None else (tuple(float(s) for s in v) if isinstance(v, tuple) or isinstance(v, list) " \
+                "else float(v))"
+    assert [apply_transform(transform, v) for v in ("2", "(2, 3)", "[1, 1.5]", "None")] == \
+        ["2.0", "(2.0, 3.0)", "(1.0, 1.5)", "None"]
+    assert apply_transform(transform, "self.s").startswith("None if self.s is None else (tuple(float(s) for s in")
+    assert apply_transform("tuple(v + s for s in v)", "(1, 2)").startswith("tuple(")  # (names v: as text)
