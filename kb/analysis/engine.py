@@ -31,6 +31,7 @@ from kb.analysis.rewrite import (
     method_renames,
     plan,
     removes_construct,
+    runs_as_written,
     unverified_consistent,
 )
 from kb.analysis.settings import EngineSettings, choose_target, member_target, relevant_caveats
@@ -389,8 +390,9 @@ class Engine:
     def _use(self, site: Site, choice: Any, source: bytes, alias: str, renames: dict[int, list[TextEdit]],
              direct_bases: set[int], ascii: bool = False) -> Use:
         use = self._planned_use(site, choice, source, alias, renames, direct_bases, ascii)
-        if site.guess and choice is not None and not is_auto(choice) and not use.edits:
-            # said even on a guess: if it is a tensor, it would fail here (no kernel) or is unproven / found to differ
+        if (site.guess and choice is not None and not use.edits and not is_auto(choice)
+                and not runs_as_written(site, choice)):
+            # said even on a guess: if it is a tensor, it would fail here (no kernel) or a probe found it differ
             use.reason = manual_reason(choice, [])
             use.unchanged = False  # (as written it would not run, or not as torch)
         fallback = rules.fallback_for(site, choice)  # a registered plan for what the record leaves without a fix

@@ -81,6 +81,21 @@ def is_auto(choice: TargetChoice) -> bool:
     return choice.relation in AUTO_RELATIONS
 
 
+def runs_as_written(site: Site, choice: TargetChoice) -> bool:
+    """A torch method call left as written is the target's own call: same method name, a relation that
+    converts as it is, and no recorded probe found it crash, differ or lack a kernel here (``kb.proof_gaps``'
+    reasons "wrong", "crash", "no kernel"). ``x.dim()`` is; ``x.element_size()`` (MindSpore: ``itemsize``),
+    ``x.kthvalue(2)`` (crashes) and ``x.quantile(q)`` (no CPU kernel) are not."""
+    if not choice.runs or not choice.api or choice.relation not in AUTO_RELATIONS:
+        return False
+    if choice.api.rsplit(".", 1)[-1] != site.torch_name.rsplit(".", 1)[-1]:
+        return False
+    from kb.proof_gaps import reason_class
+
+    proof = choice.target.get("proof") or {}
+    return not (proof and reason_class(proof) in ("wrong", "crash", "no kernel"))
+
+
 def value_blocker(site: Site, choice: TargetChoice, literals_only: bool = False) -> str | None:
     """Why a call's argument keeps an automatic target from being applied: its value is one the
     target's rewrite probe did not prove (or found different from torch), see ``kb.probes.values``.
