@@ -30,6 +30,10 @@ CALLS = [
     ("interpolate-tuple-name", "F.interpolate(x, scale_factor=s)", {"x": [1, 2, 3, 4]}, "s = [2, x.shape[0]]"),
     ("upsample-int-name", "nn.Upsample(scale_factor=s)", {"x": [1, 2, 3, 4]}, "s = 2", True),
     ("upsample-int-tuple", "nn.Upsample(scale_factor=(3, 2), mode='nearest')", {"x": [1, 2, 3, 4]}, "", True),
+    # topk of integer tensors: classic ops.topk has int kernels on CPU (int64 included), indices int64 as torch
+    ("topk-int64", "torch.topk(i, 2)", {"i": {"shape": [3, 6], "dtype": "int64", "range": [-10**6, 10**6]}}),
+    ("tensor-topk-int32-smallest", "torch.neg(i).topk(2, dim=0, largest=False)",
+     {"i": {"shape": [5, 3], "dtype": "int32", "range": [0, 10**6]}}),
     ("upsampling-bilinear-tuple", "nn.UpsamplingBilinear2d(scale_factor=(2, 3))", {"x": [1, 2, 3, 4]}, "", True),
 ]
 UNGUARDED = ("fft-real-of-call", "fft-parts-of-name")  # known tensors: no runtime type test
