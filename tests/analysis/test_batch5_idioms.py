@@ -34,6 +34,10 @@ CALLS = [
     ("topk-int64", "torch.topk(i, 2)", {"i": {"shape": [3, 6], "dtype": "int64", "range": [-10**6, 10**6]}}),
     ("tensor-topk-int32-smallest", "torch.neg(i).topk(2, dim=0, largest=False)",
      {"i": {"shape": [5, 3], "dtype": "int32", "range": [0, 10**6]}}),
+    # the magnitude of a complex FFT is real in torch (MindSpore's abs keeps complex64: TopK refused it)
+    ("fft-magnitude-topk", "torch.topk(abs(z).mean(0), 2)", {"x": [6, 8]}, "z = torch.fft.rfft(x, dim=1)"),
+    ("fft-torch-abs", "torch.abs(torch.fft.fft(x))", {"x": [3, 4]}),
+    ("fft-method-abs", "torch.fft.fft2(x).abs() + 1", {"x": [3, 4]}),
     ("upsampling-bilinear-tuple", "nn.UpsamplingBilinear2d(scale_factor=(2, 3))", {"x": [1, 2, 3, 4]}, "", True),
 ]
 UNGUARDED = ("fft-real-of-call", "fft-parts-of-name")  # known tensors: no runtime type test
@@ -108,3 +112,10 @@ def test_the_scale_factor_transform_folds_literals_and_keeps_expressions():
         ["2.0", "(2.0, 3.0)", "(1.0, 1.5)", "None"]
     assert apply_transform(transform, "self.s").startswith("None if self.s is None else (tuple(float(s) for s in")
     assert apply_transform("tuple(v + s for s in v)", "(1, 2)").startswith("tuple(")  # (names v: as text)
+
+
+@pytest.mark.parametrize("engine_name", ["classic", "mint"])
+def test_abs_of_a_value_not_known_to_be_complex_stays(request, engine_name):
+    source = "import torch\n\n\ndef f(x, y):\n    z = torch.fft.fft(x)\n    z = y\n    return abs(y), abs(z), y.abs()\n"
+    out = convert_source(request.getfixturevalue(engine_name), source).text
+    assert "return abs(y), abs(z), y.abs()" in out and "ops.real" not in out
