@@ -15,7 +15,7 @@ from tests.analysis.roundtrip import converted
 
 MODEL = '''import torch
 import torch.nn as nn
-from einops import einsum, rearrange
+from einops import einsum
 
 
 def pack_one(t):
@@ -40,13 +40,13 @@ class Net(nn.Module):
             x = x.transpose(1, 2)
         b, h = x.shape[0], self.heads
         q, k, v = self.proj(x).chunk(3, dim=-1)
-        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=h), (q, k, v))
+        q, k, v = map(lambda t: t.reshape(b, -1, h, t.shape[-1] // h).permute(0, 2, 1, 3), (q, k, v))
         def split(t):
             return t * h
         q, k = map(split, (q, k))
         dots = torch.einsum("bhid,bhjd->bhij", q, k).softmax(dim=-1)
         out = einsum(dots, v, "batch head i j, batch head j d -> batch head i d")
-        out = rearrange(out, "b h n d -> b n (h d)")
+        out = out.transpose(1, 2).reshape(b, -1, 4)
         gram = torch.einsum("ij,kj", out[0], out[0])
         out = sum(scale_all((out, out), b))
         if is_image:
