@@ -25,6 +25,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kb.analysis.rewrite import family_aside
 from lsp.settings import ServerSettings
 
 SOURCE = "msmap"
@@ -58,7 +59,7 @@ def message(use: Any) -> str:
         return f"possibly {use.torch_name}{target} (receiver type unknown)"
     if use.category == "none":
         return f"{use.torch_name}: {use.reason or 'no MindSpore equivalent'}"
-    fallback = f" ({use.choice.target.get('family')} API; none in the configured family)" if use.fallback else ""
+    fallback = family_aside(use.choice.target.get("family")) if use.fallback else ""
     detail = use.behaviour or _without_relation(use.reason or "", use.relation)
     return f"{use.torch_name} → {use.api}{fallback}" + (f": {detail}" if detail else "")
 

@@ -25,7 +25,7 @@ MARKER = "# msmap:"
 REASON_LIMIT = 80  # characters of one marker's reason; the lookup name says the rest
 TORCH_ROOTS = ROOTS - {"einops"}  # einops runs on MindSpore tensors: its imports stay
 # asides a reader of the marker does not need: the fix's family and its behaviour note (the lookup has both)
-_ASIDES = re.compile(r" \((?:changes behaviour|classic API|mint API)\b[^()]*(?:\([^()]*\)[^()]*)*\)")
+_ASIDES = re.compile(r" \((?:changes behaviour|a classic API|a mint API)\b[^()]*(?:\([^()]*\)[^()]*)*\)")
 _REWRITE = re.compile(r"(?P<lead>\b[Rr]ewrite) as (?P<code>.+)$")
 LONG_CODE = 40  # a "Rewrite as <code>" longer than this says "needs a rewrite" instead
 UNMARKED = "still refers to torch (no marker)"

@@ -188,9 +188,15 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", "replace")
 
 
+def family_aside(family: str | None) -> str:
+    """Why a fix names the other family's API: `` (a classic API: mint has none)``."""
+    other = "classic" if family == "mint" else "mint"
+    return f" (a {family} API: {other} has none)"
+
+
 def _title(action: str, choice: TargetChoice, behaviour: str | None) -> str:
     if choice.fallback:
-        action += f" ({choice.target.get('family')} API: none in the configured family)"
+        action += family_aside(choice.target.get("family"))
     if behaviour:
         action += f" (changes behaviour: {behaviour})"
     return action

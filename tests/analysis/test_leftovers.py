@@ -29,10 +29,10 @@ def stats(a, b, c):  # (calls as receivers: a name would be guarded, guarded.py)
 @pytest.mark.parametrize("reason, short", [
     pytest.param("if this is a tensor: Rewrite as target.shape[1] (changes behaviour: Tensor.size is the element "
                  "count, not a method)", "if this is a tensor: Rewrite as target.shape[1]", id="behaviour-aside"),
-    pytest.param("if this is a tensor: Rewrite as ms.ops.relu(x) (classic API: none in the configured family)",
+    pytest.param("if this is a tensor: Rewrite as ms.ops.relu(x) (a classic API: mint has none)",
                  "if this is a tensor: Rewrite as ms.ops.relu(x)", id="family-aside"),
     pytest.param("if this is a tensor: Rewrite as lemmatizer.words_to_char_indices( string_list, end_symbol=False "
-                 ").shape (classic API: none in the configured family)", "if this is a tensor: needs a rewrite",
+                 ").shape (a classic API: mint has none)", "if this is a tensor: needs a rewrite",
                  id="long-code"),
     pytest.param("param semantics differ: Returns name -> Parameter (including BatchNorm moving statistics, which "
                  "are Parameters in MindSpore)", "param semantics differ: Returns name -> Parameter (including "

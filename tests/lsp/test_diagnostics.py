@@ -117,7 +117,7 @@ async def test_mint_family(fixed_env):
     assert by_name["torch.nn.Linear"].message == "torch.nn.Linear → mindspore.mint.nn.Linear"
     assert by_name["torch.flatten"].message == "torch.flatten → mindspore.mint.flatten"
     assert by_name["torch.nn.GELU"].message == (
-        "torch.nn.GELU → mindspore.nn.GELU (classic API; none in the configured family): "
+        "torch.nn.GELU → mindspore.nn.GELU (a classic API: mint has none): "
         "GELU approximates by default")
 
 
