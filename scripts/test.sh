@@ -86,4 +86,4 @@ echo "== tests"
 export MSMAP_NO_SKIP=1  # a missing install step must fail, not skip
 # On every core (pytest-xdist), a test file per worker at a time (module fixtures built once);
 # the real knowledge base is built once and shared (tests/conftest.py: real_kb).
-"$PY" -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@"
+"$PY" -m pytest -q -p no:cacheprovider -n auto --dist loadfile --durations=25 "$@"  # the 25 slowest, to keep the suite fast
