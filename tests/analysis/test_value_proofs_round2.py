@@ -129,6 +129,16 @@ def test_a_known_tensor_s_method_left_as_written_is_marked_only_when_it_would_no
     assert ("# msmap:" in line) is marked, line
 
 
+@pytest.mark.parametrize("call", ["nn.init.normal_(w, mean=1.0, std=0.1)", "nn.init.normal_(w, 0, 1)",
+                                  "nn.init.normal_(w, mean=2.5, std=0.5)", "nn.init.normal_(w, -0.5, 2.5)"])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_init_s_usual_values_are_proven(request, family, call):
+    """Initialisers are proven over their values' classes (a shifted mean, a unit or larger std), not only at the one
+    value a first call form used: a model's mean=1.0 scale init converts instead of raising at construction."""
+    line = converted_line(request.getfixturevalue(family), HEAD, "w: torch.Tensor", call)
+    assert "# msmap:" not in line and "ms_init_(" in line, line
+
+
 def test_domain_inputs_come_before_integer_and_bool_inputs():
     variants = rewrites._variants("torch.asin")
     kinds = [v[1] for v in variants]
