@@ -38,7 +38,8 @@ def angle(x):
         source = context.source
         if OTHER_MATH.search(source):
             return
-        uses = [u for u in context.uses_named(tuple(NAMES)) if u.torch_name in NAMES and not u.call_span]
+        uses = [u for u in context.uses_named(tuple(NAMES))
+                if u.torch_name in NAMES and not u.call_span and u.kind != "import"]  # (an import stays)
         if not uses:
             return
         importing = None if IMPORTED.search(source) else _import_edit(context.root)
