@@ -132,9 +132,9 @@ def test_a_known_tensor_s_method_left_as_written_is_marked_only_when_it_would_no
 @pytest.mark.parametrize("call", ["nn.init.normal_(w, mean=1.0, std=0.1)", "nn.init.normal_(w, 0, 1)",
                                   "nn.init.normal_(w, mean=2.5, std=0.5)", "nn.init.normal_(w, -0.5, 2.5)"])
 @pytest.mark.parametrize("family", FAMILIES)
-def test_an_init_s_usual_values_are_proven(request, family, call):
-    """Initialisers are proven over their values' classes (a shifted mean, a unit or larger std), not only at the one
-    value a first call form used: a model's mean=1.0 scale init converts instead of raising at construction."""
+def test_an_init_s_usual_values_convert(request, family, call):
+    """A model's usual init values (a shifted mean, a unit or larger std) convert: a value gate on an initialiser
+    must not make a mean=1.0 scale init raise at construction."""
     line = converted_line(request.getfixturevalue(family), HEAD, "w: torch.Tensor", call)
     assert "# msmap:" not in line and "ms_init_(" in line, line
 
