@@ -66,7 +66,7 @@ def leaf(api: str) -> str:
 def removes_construct(choice: TargetChoice) -> bool:
     """Whether ``choice``'s automatic template removes the call's construct (``@torch.no_grad()``,
     ``with torch.no_grad():`` unwrapped): its plan writes outside the call."""
-    templates = choice.target.get("template")
+    templates = choice.target.get("template") or []
     return bool(templates) and is_auto(choice) and any(map(removes, templates))
 
 

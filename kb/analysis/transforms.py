@@ -183,7 +183,7 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
         return tuple(items) if isinstance(node, ast.Tuple) else items
     if isinstance(node, ast.Subscript):
         return _evaluate(node.value, v)[_evaluate(node.slice, v)]
-    if isinstance(node, ast.GeneratorExp):  # ``tuple(float(s) for s in v)``: items of v, each by an expression of its own
+    if isinstance(node, ast.GeneratorExp):  # ``tuple(float(s) for s in v)``: v's items, each by its own expression
         return [_evaluate(elt, item) for elt, items in [_generated(node, v)] for item in items]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         if node.func.id == "refuse" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):

@@ -42,8 +42,8 @@ def magnitude(x):
                 and u.call_span}
         ms = context.alias
         # (a call converted already in an earlier pass: MindSpore's FFT of the same name)
-        converted = re.compile(r"%s\.(?:ops|mint|mint\.fft|ops\.fft|numpy\.fft)\.(?:%s)" % (
-            re.escape(ms), "|".join(name.rsplit(".", 1)[1] for name in COMPLEX_FFTS)))
+        names = "|".join(name.rsplit(".", 1)[1] for name in COMPLEX_FFTS)
+        converted = re.compile(re.escape(ms) + r"\.(?:ops|mint|mint\.fft|ops\.fft|numpy\.fft)\.(?:" + names + ")")
         if not ffts and not converted.search(context.source.decode("utf-8", "replace")):
             return
         absolutes = {u.call_span: u for u in context.uses_named(("torch.abs",)) if u.torch_name == "torch.abs"}

@@ -66,7 +66,8 @@ def _finding(context: Context, use: Any, call: Any, args: list, positional: list
         return Finding((use.start, use.end), reason=f"{use.torch_name} with its size in several arguments {why}",
                        record=use.record, replaces=use.torch_name)
     first, last = positional[0], positional[-1]
-    edits = [TextEdit(first.start, first.start, "("), TextEdit(last.end, last.end, ",)" if len(positional) == 1 else ")")]
+    closing = ",)" if len(positional) == 1 else ")"
+    edits = [TextEdit(first.start, first.start, "("), TextEdit(last.end, last.end, closing)]
     for index, arg in enumerate(args):
         if arg.keyword in DROPPED:  # (from the end of the argument before it: ``x.new_zeros(*s, device=d)``)
             edits.append(TextEdit(args[index - 1].end if index else arg.start, arg.end, ""))

@@ -2,9 +2,9 @@
 
 torch's weight and spectral norms change the layer they are given and return it, so a call whose result is dropped
 still normalises ``self.conv``. Their MindSpore forms (data/curated/recipes.yaml, ``MsWeightNorm``,
-``MsSpectralNorm``) wrap the layer in a new Cell instead, so the wrapper must take the layer's place: the statement becomes an assignment to the
-argument, when that is a name, an attribute or a subscript. With any other argument (a new layer) the result is
-dropped on both sides, and the engine's own rewrite stands.
+``MsSpectralNorm``) wrap the layer in a new Cell instead, so the wrapper must take the layer's place: the
+statement becomes an assignment to the argument, when that is a name, an attribute or a subscript. With any
+other argument (a new layer) the result is dropped on both sides, and the engine's own rewrite stands.
 """
 from __future__ import annotations
 
@@ -81,7 +81,9 @@ def _layer(call: Any) -> Any | None:
         return None
     first = next((a for a in args if a.keyword is None), None) or next((a for a in args if a.keyword == "module"), None)
     node = call.child_by_field_name("arguments")
-    for child in node.named_children if node is not None and first is not None else ():
+    if node is None or first is None:
+        return None
+    for child in node.named_children:
         value = child.child_by_field_name("value") if child.type == "keyword_argument" else child
         if value is not None and value.start_byte == first.value_start:
             return value
