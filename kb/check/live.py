@@ -120,8 +120,8 @@ def aten_overloads(name: str, leaf: str) -> list[list]:
     ``aten::scatter.reduce(Tensor self, int dim, ..., *, str reduce)`` -> rows with ``self`` named
     ``input`` as the Python binding does; ``out=`` overloads are skipped.
     """
-    if not name.startswith("torch.") or name.count(".") != 1:
-        return []
+    if not name.startswith("torch.") or (name.count(".") != 1 and not name.startswith("torch.nn.functional.")):
+        return []  # torch.X and torch.nn.functional.X are the aten bindings' names (F.one_hot's doc says tensor)
     try:
         import torch
 

@@ -122,3 +122,21 @@ def test_an_attribute_modules_set_in_init_resolves_on_an_instance():
     assert isinstance(modules, dict) and owner is not None
     assert resolve("torch.nn.Module._no_such_attribute")[0] is MISSING
     assert resolve("torch.Tensor._no_such_attribute")[0] is MISSING  # only the listed bases are built
+
+
+def test_a_functional_binding_whose_docstring_misnames_a_parameter_is_read_from_its_schema():
+    """torch's F.one_hot docstring says ``tensor``; the binding takes ``input=`` and refuses ``tensor=``."""
+    import torch
+
+    from kb.check.live import entry
+
+    got = entry("torch.nn.functional.one_hot")
+    names = {row[0] for rows in got.get("overloads", []) for row in rows}
+    assert "input" in names
+    torch.nn.functional.one_hot(input=torch.tensor([0, 2]), num_classes=3)  # what the schema row claims
+    verifier = _verifier({"torch.nn.functional.one_hot": got})
+    item = Item("one_hot", "param", "has input", "torch.nn.functional.one_hot", param="input", expect="has_param")
+    assert verifier.judge(item)[0] == "pass"
+    missing = Item("one_hot", "param", "has tensors", "torch.nn.functional.one_hot", param="tensors",
+                   expect="has_param")
+    assert verifier.judge(missing)[0] == "drift"
