@@ -31,6 +31,7 @@ from kb.analysis.text import TextEdit
 from kb.analysis.transforms import MISSING, literal, parse_signature, same_value
 from kb.analysis.tupleparams import widened
 from kb.probes.values import DIM_NAMES, combo_key, literal_value, value_class, value_verdict
+from kb.proof_gaps import reason_class
 
 AUTO_RELATIONS = frozenset({
     "consistent", "renamed", "param_names_differ", "defaults_differ", "torch_more_params",
@@ -90,8 +91,6 @@ def runs_as_written(site: Site, choice: TargetChoice) -> bool:
         return False
     if choice.api.rsplit(".", 1)[-1] != site.torch_name.rsplit(".", 1)[-1]:
         return False
-    from kb.proof_gaps import reason_class
-
     proof = choice.target.get("proof") or {}
     return not (proof and reason_class(proof) in ("wrong", "crash", "no kernel"))
 
