@@ -32,7 +32,7 @@ mine = Mine.apply  # (a subclass's attribute is reached at import: it fails only
 
 
 def recent():
-    return torch.__version__ >= "1.8"
+    return "built with torch " + torch.__version__  # (a version reported, not tested: left for a human)
 '''
 
 
