@@ -21,10 +21,14 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from kb.analysis.tensors import call_at
+from kb.analysis.inplace import unaliased
+from kb.analysis.tensors import NOT_TENSOR_METHODS, call_at
 from kb.analysis.text import TextEdit, apply_edits, decode
 
+TESTED = " (if the receiver is a tensor, tested at run time)"  # said by the title of a guarded rewrite
+RECEIVER_MARK = "\x00receiver\x00"  # where a chain link's rewritten receiver goes while its own edits are made
 SIMPLE_INDEXES = ("identifier", "integer", "slice", "unary_operator")  # ``state[i]``, ``x[0]``, ``x[1:]``, ``x[-1]``
 
 
@@ -32,11 +36,24 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
     """``use`` with its rewrite behind ``isinstance(receiver, ms.Tensor)`` (helper definitions kept), or None
     when it cannot be guarded: not a ``torch.Tensor`` method with a rewrite, a receiver that is not simple, an
     edit outside the call, or a call that is already a guard's branch.  A rewrite that gives the call as
-    written needs no test: then ``use`` without edits, ``unchanged``."""
-    if not (use.guess and use.edits and use.call_span and use.torch_name.startswith("torch.Tensor.")) \
-            or use.choice is not None and not use.choice.runs or analysis.tree is None:
+    written needs no test: then ``use`` without edits, ``unchanged``.
+
+    A chain of guessed methods on one simple receiver (``mem.clone().detach().transpose(0, 1)``) is guarded
+    whole: on a tensor every link's receiver is a tensor, so the chain's first use carries one test around all
+    the links' rewrites, and the later links, inside it, need nothing more (``unchanged``)."""
+    if not (use.guess and use.call_span and use.torch_name.startswith("torch.Tensor.")) \
+            or not _runs(use) or analysis.tree is None:
         return None
     call = call_at(analysis.tree.root_node, use.call_span)
+    links = _chain(call, analysis, is_definition)
+    if call is not None and links is not None and len(links) > 1:
+        first = _guard_chain(links[0][1], links, analysis, is_definition)
+        if first is None or links[0][0].id == call.id:
+            return first
+        # a later link: its chain's first use guards it
+        return replace(use, edits=[], unchanged=True) if any(c.id == call.id for c, _ in links) else None
+    if not use.edits:
+        return None
     receiver = _receiver(call)
     if receiver is None or not simple(receiver) or _in_guard(call, receiver, analysis.alias):
         return None
@@ -46,13 +63,164 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
         return None
     old = analysis.source[start:end]
     new = apply_edits(old, [TextEdit(e.start - start, e.end - start, e.new_text) for e in own])
+    definitions = [e for e in use.edits if is_definition(e)]
+    if new != old and not _expression(new):  # an in-place call's statement: ``s.zero_()`` -> ``s = zeros_like(s)``
+        return statement_guard(use, call, new, receiver, analysis, definitions)
+    return _guarded(use, new, old, receiver, start, end, analysis.alias, definitions)
+
+
+def statement_guard(use: Any, call: Any, new: bytes, receiver: Any, analysis: Any,
+                    definitions: list[TextEdit]) -> Any | None:
+    """A whole statement ``s.zero_()`` rewritten as a statement (``s = ms.ops.zeros_like(s)``, inplace.py) behind
+    the test, one statement each way::
+
+        if isinstance(s, ms.Tensor): s = ms.ops.zeros_like(s)
+        else: s.zero_()
+
+    Only where the statement has its own line and the rewrite keeps torch's meaning for every name: a rebinding
+    of a name no other name may hold (``inplace.unaliased``: the function's own name, bound only to new tensors,
+    never a parameter), or a write into the tensor itself (``assign_value``, a slice assignment), which every
+    holder sees.  Elsewhere None: the marker stays."""
+    statement = call.parent
+    source = analysis.source
+    if statement is None or statement.type != "expression_statement" or len(statement.named_children) != 1 \
+            or statement.parent is None or statement.parent.type not in ("block", "module"):
+        return None
+    line = source.rfind(b"\n", 0, statement.start_byte) + 1
+    indent = source[line:statement.start_byte]
+    rest = source[statement.end_byte:].split(b"\n", 1)[0].strip()
+    if indent.strip() or rest and not rest.startswith(b"#"):
+        return None  # (``x = 1; s.zero_()``: not a line of its own)
+    try:
+        body = ast.parse(new.strip()).body
+    except (SyntaxError, ValueError):
+        return None
+    if len(body) != 1:
+        return None
+    rebound = body[0]
+    if isinstance(rebound, ast.Assign) and len(rebound.targets) == 1 and isinstance(rebound.targets[0], ast.Name):
+        if receiver.type != "identifier" or rebound.targets[0].id != decode(receiver.text) \
+                or not unaliased(receiver):
+            return None
+    elif not (isinstance(rebound, ast.Assign) and isinstance(rebound.targets[0], ast.Subscript)
+              or isinstance(rebound, ast.Expr) and isinstance(rebound.value, ast.Call)
+              and isinstance(rebound.value.func, ast.Attribute) and rebound.value.func.attr == "assign_value"):
+        return None
+    text = f"if isinstance({decode(receiver.text)}, {analysis.alias}.Tensor): {decode(new.strip())}\n" \
+        f"{decode(indent)}else: {decode(source[call.start_byte:call.end_byte])}"
+    edit = TextEdit(call.start_byte, call.end_byte, text)
+    return replace(use, edits=[edit] + definitions, title=f"{use.title}{TESTED}")
+
+
+def _guarded(use: Any, new: bytes, old: bytes, receiver: Any, start: int, end: int, alias: str,
+             definitions: list[TextEdit]) -> Any | None:
     if new == old:  # (``r.expand(n)``: MindSpore's tensor takes the call as written; another receiver too)
         return replace(use, edits=[], unchanged=True)
     if not _expression(new):  # (an in-place call rewritten as a statement: ``x.abs_()`` -> ``x = x.abs()``)
         return None
-    edit = TextEdit(start, end, runtime_test(new, old, receiver, f"{analysis.alias}.Tensor"))
-    return replace(use, edits=[edit] + [e for e in use.edits if is_definition(e)],
-                   title=f"{use.title} (if the receiver is a tensor, tested at run time)")
+    edit = TextEdit(start, end, runtime_test(new, old, receiver, f"{alias}.Tensor"))
+    return replace(use, edits=[edit] + definitions, title=f"{use.title}{TESTED}")
+
+
+def _guard_chain(use: Any, links: list[tuple[Any, Any]], analysis: Any,
+                 is_definition: Callable[[TextEdit], bool]) -> Any | None:
+    """The first link's ``use`` rewritten as one guard around the whole chain ``links`` ((call, use), the
+    receiver's call first): each link's edits are made on the text the links before it became."""
+    top = links[-1][0]
+    source, text, inner = analysis.source, b"", None
+    for call, link in links:
+        edits = [e for e in link.edits if not is_definition(e)]
+        start = call.start_byte
+        if inner is not None:  # the receiver, rewritten already, stands in as a mark the edits keep
+            covering = [e for e in edits if e.start <= inner.start_byte and inner.end_byte <= e.end]
+            clear = [e for e in edits if e.end <= inner.start_byte or e.start >= inner.end_byte]
+            if len(covering) + len(clear) != len(edits) or len(covering) > 1:
+                return None
+            held = source[inner.start_byte:inner.end_byte].decode("utf-8", "surrogateescape")
+            if covering and covering[0].new_text.count(held) != 1:
+                return None
+            marked = [TextEdit(e.start, e.end, e.new_text.replace(held, RECEIVER_MARK)) for e in covering]
+            edits = clear + (marked or [TextEdit(inner.start_byte, inner.end_byte, RECEIVER_MARK)])
+        new = apply_edits(source[start:call.end_byte], [TextEdit(e.start - start, e.end - start, e.new_text)
+                                                         for e in edits])
+        text = new.replace(RECEIVER_MARK.encode(), text) if inner is not None else new
+        inner = call
+    definitions = [e for _, link in links for e in link.edits if is_definition(e)]
+    receiver = _receiver(links[0][0])
+    return _guarded(use, text, source[top.start_byte:top.end_byte], receiver, top.start_byte, top.end_byte,
+                    analysis.alias, definitions)
+
+
+def _chain(call: Any | None, analysis: Any, is_definition: Callable[[TextEdit], bool]) -> list[tuple[Any, Any]] | None:
+    """The chain of guessed method calls ``call`` belongs to, as (call, use) from the one on the simple receiver
+    outwards, as far as each link has a rewrite made inside its own call that is an expression (or runs as
+    written) and returns a tensor; None when the chain's first receiver is not simple, or not a chain."""
+    if call is None:
+        return None
+    first = call
+    while (inner := _receiver(first)) is not None and inner.type == "call" and _receiver(inner) is not None:
+        first = inner
+    receiver = _receiver(first)
+    if receiver is None or not simple(receiver) or _in_guard(first, receiver, analysis.alias):
+        return None
+    uses = _guesses(analysis)
+    links = []
+    current = first
+    while current is not None:
+        link = uses.get((current.start_byte, current.end_byte))
+        if not _link(link, current, is_definition):
+            break
+        links.append((current, link))
+        method = current.child_by_field_name("function").child_by_field_name("attribute")
+        if method is None or method.text in NOT_TENSOR_METHODS:
+            break
+        current = _outer(current)
+    return links or None
+
+
+def _link(link: Any | None, call: Any, is_definition: Callable[[TextEdit], bool]) -> bool:
+    """A guessed ``torch.Tensor`` method whose rewrite runs, lies inside its call and is an expression."""
+    if link is None or not link.torch_name.startswith("torch.Tensor.") or not _runs(link):
+        return False
+    own = [e for e in link.edits if not is_definition(e)]
+    if not own:
+        return link.unchanged or not link.reason
+    if any(e.start < call.start_byte or e.end > call.end_byte for e in own):
+        return False
+    return all(_expression(e.new_text.encode("utf-8", "surrogateescape"))
+               for e in own if e.start == call.start_byte and e.end == call.end_byte)
+
+
+def _runs(use: Any) -> bool:
+    """The use's rewrite runs here: its target does, or a fallback planned it another way (an in-place method
+    without a kernel through its out-of-place twin: inplace.py)."""
+    return use.choice is None or use.choice.runs or bool(use.extended_by and use.edits)
+
+
+def _outer(call: Any) -> Any | None:
+    """The method call made on ``call``'s result (``x.a().b()``: ``b``'s call for ``a``'s), if any."""
+    attribute = call.parent
+    if attribute is None or attribute.type != "attribute" or not _same(attribute.child_by_field_name("object"), call):
+        return None
+    outer = attribute.parent
+    if outer is None or outer.type != "call" or not _same(outer.child_by_field_name("function"), attribute):
+        return None
+    return outer
+
+
+def _same(a: Any | None, b: Any) -> bool:
+    return a is not None and a.id == b.id
+
+
+_GUESSES: WeakKeyDictionary = WeakKeyDictionary()
+
+
+def _guesses(analysis: Any) -> dict[tuple[int, int], Any]:
+    """The analysis's guessed uses by call span (read once per analysis)."""
+    found = _GUESSES.get(analysis)
+    if found is None:
+        found = _GUESSES[analysis] = {u.call_span: u for u in analysis.uses if u.guess and u.call_span}
+    return found
 
 
 def runtime_test(new: bytes, old: bytes, receiver: Any, type_name: str) -> str:
@@ -81,12 +249,36 @@ def _expression(text: bytes) -> bool:
 
 
 def settled(use: Any, analysis: Any) -> bool:
-    """Whether ``use``'s call is a branch of a guard (this module's, or one written the same way by hand)."""
+    """Whether ``use``'s call is a branch of a guard (this module's, or one written the same way by hand), or a
+    link of a chain of methods on a receiver such a guard tests."""
     if not (use.guess and use.call_span) or analysis.tree is None:
         return False
     call = call_at(analysis.tree.root_node, use.call_span)
-    receiver = _receiver(call)
-    return receiver is not None and _in_guard(call, receiver, analysis.alias)
+    first = call
+    while first is not None and (inner := _receiver(first)) is not None and inner.type == "call" \
+            and _receiver(inner) is not None:
+        first = inner
+    receiver = _receiver(first)
+    return receiver is not None and (_in_guard(call, receiver, analysis.alias)
+                                     or _within_guard(call, receiver, f"{analysis.alias}.Tensor"))
+
+
+def _within_guard(node: Any, receiver: Any, type_name: str) -> bool:
+    """``node`` lies in ``(... if isinstance(<receiver>, <type_name>) else ...)`` or in the ``else`` of a
+    statement ``if isinstance(<receiver>, <type_name>): ...`` (where it is not that type), within its statement's
+    function."""
+    test = b"isinstance(%s,%s)" % (b"".join(receiver.text.split()), type_name.encode())
+    below, parent = node, node.parent
+    while parent is not None and parent.type not in ("function_definition", "class_definition", "module", "lambda"):
+        if parent.type == "conditional_expression" and len(parent.named_children) == 3:
+            if b"".join(parent.named_children[1].text.split()) == test:
+                return True
+        elif parent.type == "if_statement" and below.type == "else_clause":
+            condition = parent.child_by_field_name("condition")
+            if condition is not None and b"".join(condition.text.split()) == test:
+                return True
+        below, parent = parent, parent.parent
+    return False
 
 
 def simple(node: Any) -> bool:

@@ -145,14 +145,11 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
 def _local(name: Any) -> bool:
     """A name the enclosing function binds by assignment (``y = self.norm(x)``), or an argument it returns; not a
     loop variable (``for p in model.parameters()``), not global: rebinding it changes what torch's call changed."""
-    function = name.parent
-    while function is not None and function.type not in ("function_definition", "lambda", "module"):
-        function = function.parent
-    if function is None or function.type != "function_definition":
+    function = _function_of(name)
+    if function is None:
         return False
     text = name.text
-    parameters = function.child_by_field_name("parameters")
-    if parameters is not None and any(n.type == "identifier" and n.text == text for n in _walk(parameters)):
+    if _parameter(function, text):
         # an argument: rebound only where the function hands its value on (``x.sigmoid_(); return x + y``)
         return any(n.type == "return_statement" and any(c.type == "identifier" and c.text == text for c in _walk(n))
                    for n in _walk(function.child_by_field_name("body")))
@@ -171,6 +168,19 @@ def _local(name: Any) -> bool:
         if any(n.type == "identifier" and n.text == text for n in _walk(bound)):
             return False
     return assigned
+
+
+def _function_of(name: Any) -> Any | None:
+    """The function definition whose scope ``name`` is in (None: a lambda's, the module's)."""
+    function = name.parent
+    while function is not None and function.type not in ("function_definition", "lambda", "module"):
+        function = function.parent
+    return function if function is not None and function.type == "function_definition" else None
+
+
+def _parameter(function: Any, text: bytes) -> bool:
+    parameters = function.child_by_field_name("parameters")
+    return parameters is not None and any(n.type == "identifier" and n.text == text for n in _walk(parameters))
 
 
 def _returned_local(call: Any, receiver: Any) -> bool:
@@ -233,3 +243,83 @@ def _fresh(receiver: Any) -> bool:
         return False
     leaf = function.child_by_field_name("attribute") if function.type == "attribute" else function
     return leaf is not None and leaf.text.decode("utf-8", "replace") in FRESH
+
+
+# methods of a tensor that always return a new one (never the receiver, never a view of it)
+NEW_TENSOR_METHODS = FRESH | frozenset({
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "matmul", "mm", "bmm",
+    "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sign", "sin", "cos", "tanh", "sigmoid", "relu", "softmax",
+    "log_softmax", "clamp", "clip", "sum", "mean", "prod", "cumsum", "norm", "round", "floor", "ceil", "reciprocal",
+    "square", "maximum", "minimum", "where", "masked_fill", "lerp", "addcmul", "addcdiv",
+})
+MODULES = (b"torch", b"F", b"ms", b"mindspore")  # module functions: ``torch.zeros(3)``, ``ms.ops.zeros_like(s)``
+
+
+def unaliased(name: Any) -> bool:
+    """``name`` (an identifier) is a name its function binds only to tensors nothing else holds (a tensor
+    function's or arithmetic's result, ``x.div(k)``, ``x.clone()``), and no parameter, global or loop
+    variable: rebinding it (``s = ms.ops.zeros_like(s)`` for ``s.zero_()``) changes all that torch's in-place
+    call changed. A name bound from another name, an attribute, an index or a view (``s = out``, ``s = out[0]``,
+    ``s = out.view(-1)``), or from a function of unknown kind, may be another holder's tensor: False."""
+    function = _function_of(name)
+    if function is None or _parameter(function, name.text):
+        return False
+    text = name.text
+    bound = False
+    stack = [function.child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None or node.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        stack.extend(node.named_children)
+        if node.type in ("global_statement", "nonlocal_statement"):
+            if any(n.type == "identifier" and n.text == text for n in node.named_children):
+                return False
+        elif node.type in ("for_statement", "for_in_clause", "with_item", "named_expression", "as_pattern"):
+            target = node.child_by_field_name("left") or node.child_by_field_name("name") or node
+            if any(n.type == "identifier" and n.text == text for n in _walk(target)) and node.type != "with_item" \
+                    or node.type == "with_item" and text in node.text:
+                return False
+        elif node.type == "assignment":
+            left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None:
+                continue
+            if left.type == "identifier" and left.text == text:
+                if value is None or not _new_tensor(value):
+                    return False
+                bound = True
+            elif left.type != "identifier" and any(n.type == "identifier" and n.text == text for n in _walk(left)) \
+                    and left.type not in ("attribute", "subscript"):
+                return False  # (``s, t = pair``: whatever the pair held)
+    return bound
+
+
+def _new_tensor(value: Any) -> bool:
+    """A tensor made by this expression, held by nothing else yet."""
+    while value.type == "parenthesized_expression" and len(value.named_children) == 1:
+        value = value.named_children[0]
+    if value.type in ("binary_operator", "unary_operator", "comparison_operator"):
+        return True
+    if value.type != "call":
+        return False
+    function = value.child_by_field_name("function")
+    arguments = value.child_by_field_name("arguments")
+    if function is None or function.type != "attribute" or arguments is None \
+            or b"inplace" in arguments.text:  # (``F.relu(x, inplace=True)`` returns x)
+        return False
+    leaf = function.child_by_field_name("attribute").text.decode("utf-8", "replace")
+    root = function
+    while root.type == "attribute":
+        root = root.child_by_field_name("object")
+    if root.type == "identifier" and root.text in MODULES:
+        return not leaf.endswith("_") and leaf not in VIEW_FUNCTIONS  # torch.zeros(3), ms.ops.cat([a, b]), F.relu(x)
+    return leaf in NEW_TENSOR_METHODS  # out.div(k), x.clone()
+
+
+# module functions returning their argument or a view of it
+VIEW_FUNCTIONS = frozenset({
+    "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "t",
+    "split", "chunk", "unbind", "tensor_split", "movedim", "moveaxis", "swapaxes", "swapdims", "diagonal",
+    "view_as_real", "view_as_complex", "as_strided", "detach", "stop_gradient", "broadcast_to", "expand_dims",
+    "real", "imag", "identity", "contiguous",
+})

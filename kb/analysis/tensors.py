@@ -12,6 +12,9 @@ the tree, flow-insensitively within one function:
   (``nchw_to(x, fmt)``; builtins such as ``len`` excluded), a tensor method call other than
   those returning Python values (``x.view(...)``, not ``x.size()``), arithmetic or indexing
   with a tensor, or unpacking one of those (``q, k, v = qkv.unbind(0)``);
+- with the file's calls (``tensor_names(..., source)``), a parameter of one of the file's own functions or
+  methods that every call in the file passes a tensor (``helper(x, 2.0)`` in ``forward``; callsites.py), to
+  the least fixed point: a helper's helper is known when the helper's own parameter is;
 - ``self.<attr>`` set from ``nn.Parameter(...)`` or a torch tensor call anywhere in its class,
   or registered with ``register_buffer``;
 - ``typing.cast(T, v)`` is ``v`` (``cast(nn.Embedding, self.transformer.wte)(x)`` calls a
@@ -30,6 +33,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from kb.analysis.callsites import CallSites
+
 FORWARD_NAMES = (b"forward", b"construct")
 # Tensor methods that return Python values or non-tensors: their result is not a tensor.
 NOT_TENSOR_METHODS = frozenset({
@@ -40,17 +45,20 @@ NOT_TENSOR_METHODS = frozenset({
 SEQUENCE_METHODS = frozenset({b"split", b"chunk", b"unbind", b"tensor_split"})
 NOT_TENSOR_TYPES = (b"int", b"float", b"bool", b"str", b"list", b"dict", b"tuple", b"bytes")
 OPERATORS = ("binary_operator", "unary_operator")
+CALL_DEPTH = 6  # rounds of the call-site fixed point (helpers calling helpers that deep are typed)
 BUILTINS = frozenset(name.encode() for name in dir(builtins))  # len(x), int(x), isinstance(...): no tensor
 
 
 class TensorNames:
     """Tensor knowledge for one tree: ``is_tensor(node)`` for expression nodes."""
 
-    def __init__(self, tensor_calls: set[int], alias: str = "ms") -> None:
+    def __init__(self, tensor_calls: set[int], alias: str = "ms", sites: CallSites | None = None) -> None:
         self.tensor_calls = tensor_calls  # ids of call nodes the engine resolved to tensor-returning torch APIs
         self.alias = alias.encode()  # MindSpore's name in the file: ``ms.ops.cat(...)`` returns a tensor
+        self.sites = sites  # the calls of the file's own functions (callsites.py), or None: not read
         self._functions: dict[int, set[bytes]] = {}
         self._classes: dict[int, set[bytes]] = {}
+        self._called: dict[int, set[bytes]] | None = None  # function id -> parameters its callers pass tensors
 
     def is_tensor(self, node: Any) -> bool:
         return self._expression(node, self._names(enclosing(node, "function_definition")),
@@ -69,7 +77,7 @@ class TensorNames:
         """The greatest set of names consistent with the rules: start from every parameter the
         rules allow and every assigned name, drop any name one of whose assignments is not a
         tensor expression, until nothing changes."""
-        parameters = set(_tensor_parameters(function))
+        parameters = set(_tensor_parameters(function)) | self._from_callers(function)
         assignments: dict[bytes, list[tuple[Any, bool]]] = {}  # name -> [(value, unpacked element?)]
         for left, value in _assignments(function.child_by_field_name("body")):
             if left.type == "identifier":
@@ -95,6 +103,38 @@ class TensorNames:
                     known.discard(name)
                     changed = True
         return known
+
+    def _from_callers(self, function: Any) -> set[bytes]:
+        """The parameters of ``function`` every call in the file passes a tensor (none annotated otherwise)."""
+        if self.sites is None or function.id not in self.sites.calls:
+            return set()
+        if self._called is None:
+            self._solve()
+        found = (self._called or {}).get(function.id)
+        if not found:
+            return set()
+        parameters = function.child_by_field_name("parameters")
+        allowed = {ident.text for p in (parameters.named_children if parameters is not None else ())
+                   if (ident := _parameter(p)[0]) is not None}
+        return found & allowed
+
+    def _solve(self) -> None:
+        """The parameters known from calls, to the least fixed point: each round reads the callers' knowledge
+        of the round before (a caller's own parameters included), until nothing changes (``CALL_DEPTH`` rounds
+        at most: a chain of helpers that deep)."""
+        assert self.sites is not None
+        self._called = {}
+        for _ in range(CALL_DEPTH):
+            self._functions.clear()
+            found = {}
+            for key, definition in self.sites.functions.items():
+                names = self.sites.parameters(definition, self.is_tensor)
+                if names:
+                    found[key] = names
+            if found == self._called:
+                break
+            self._called = found
+        self._functions.clear()
 
     def _unpacked(self, value: Any, known: set[bytes], owner: Any | None) -> bool:
         """An item of ``a, b = value`` is a tensor: value is a sub-layer call (LSTM's outputs) or a
@@ -362,7 +402,7 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
     if not guesses or analysis.tree is None:
         return set()
     root = analysis.tree.root_node
-    names = tensor_names(root, analysis.uses, analysis.alias)
+    names = tensor_names(root, analysis.uses, analysis.alias, analysis.source)
     found = set()
     for use in guesses:
         if use.torch_name in ANY_RECEIVER:
@@ -378,16 +418,18 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
     return found
 
 
-def tensor_names(root: Any, uses: Iterable[Any], alias: str) -> TensorNames:
+def tensor_names(root: Any, uses: Iterable[Any], alias: str, source: bytes | None = None) -> TensorNames:
     """The tensor knowledge of the tree ``root`` whose resolved (not guessed) uses are ``uses``: the calls of
-    torch functions that return tensors are tensors."""
+    torch functions that return tensors are tensors. With the file's ``source``, parameters are typed by the
+    file's calls too (callsites.py): whole-file readers only (fix-all), since an edit in one function then
+    changes what another knows."""
     calls = set()
     for use in uses:
         if not use.guess and use.kind == "call" and use.call_span and _returns_tensor(use.record):
             node = call_at(root, use.call_span)
             if node is not None:
                 calls.add(node.id)
-    return TensorNames(calls, alias)
+    return TensorNames(calls, alias, CallSites(root, source) if source is not None else None)
 
 
 def _assigned_here(receiver: Any) -> bool:
