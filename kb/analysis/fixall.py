@@ -206,11 +206,17 @@ def fix_all(engine: Any, document: Document | str | bytes, *, module: bool = Fal
             new_source, edits, done = applied
             for use in done:
                 pending.pop((use.torch_name, use.start), None)
+            if new_source == work.source:  # fixes that write the text as it is: nothing is left to change
+                unsure = _unsure(analysis, sure)
+                break
             shift = _shifter(edits)
             rejected = {(name, shift(offset)) for name, offset in rejected}
             pending = _shifted(pending, shift, edits)
             work.update(new_source)
             analysis = None
+        else:  # passes used up: what is unsure is read from the text they left (not the first pass's offsets)
+            analysis = analysis or engine.analyze(work)
+            unsure = _unsure(analysis, confident_guesses(analysis))
     if fixable or module and before.has_torch_imports:  # (a module to run imports no torch nothing uses)
         cleaned = _cleanup(engine, work)
         if cleaned is not None:

@@ -1,20 +1,13 @@
 """Idioms whole training projects stop at (issue 29, benchmarks/bench_projects.py), converted in both families and
-run next to torch: each case is a small torch script with a ``Net`` and a ``run(model, batches, log, *args, path)`` (``path``: a file it may save to); torch
-runs it here, the converted text runs in one child per module where importing torch fails, from torch's initial
-weights (given by position: both sides register parameters in the same order) and the same batches. The logs and
-the trained parameters must agree.
+run next to torch by tests/analysis/trained.py (a ``Net`` and a ``run(model, batches, log, *args, path)`` per case,
+the converted text in a child where importing torch fails, from torch's initial weights and the same batches).
 """
 from __future__ import annotations
 
-import json
-import runpy
-
-import numpy as np
 import pytest
-import torch
 
-from tests.analysis.executed import run_without_torch
 from tests.analysis.roundtrip import converted
+from tests.analysis.trained import train_both_sides, trains_like_torch
 
 # Adam on an embedding table whose gradients are clipped small: the rows of rare tokens get gradients near eps, where
 # MindSpore's ops.Adam (eps added before the bias correction) moved them less than torch; amsgrad, which that class
@@ -82,72 +75,11 @@ CASES = {
     "adam-reference": (ADAM_REFERENCE, _tokens, []),
 }
 
-CHILD = '''
-import importlib, json, sys, warnings
-import numpy as np
-import mindspore as ms
-warnings.simplefilter("ignore")
-out = {}
-for case in json.loads(sys.argv[1] if len(sys.argv) > 1 else %r):
-    module = importlib.import_module(case["module"])
-    data = np.load(case["data"])
-    net = module.Net()
-    for i, (_, p) in enumerate(net.parameters_and_names()):
-        p.set_data(ms.Tensor(data["p%%d" %% i]))
-    batches = [tuple(ms.Tensor(data["b%%d_%%d" %% (i, j)]) for j in range(case["arrays"])) for i in range(case["steps"])]
-    log = []
-    try:
-        module.run(net, batches, log, *case["args"])
-        out[case["module"]] = {"log": log, "params": [p.asnumpy().tolist() for _, p in net.parameters_and_names()]}
-    except Exception as exc:
-        out[case["module"]] = {"error": "%%s: %%s" %% (type(exc).__name__, exc)}
-print(json.dumps(out))
-'''
-
 
 @pytest.fixture(scope="module")
 def ran(classic, mint_cpu, tmp_path_factory):
-    """Every case converted in both families, run by torch here and by MindSpore in one child: {(case, family):
-    (converted text, torch's log and parameters, MindSpore's result)}."""
-    folder = tmp_path_factory.mktemp("training_idioms")
-    cases, torch_side, texts = [], {}, {}
-    for name, (source, make, args) in CASES.items():
-        module = name.replace("-", "_")
-        (folder / f"{module}_torch.py").write_text(source)
-        reference = runpy.run_path(str(folder / f"{module}_torch.py"))
-        torch.manual_seed(0)
-        model = reference["Net"]()
-        batches = make(np.random.default_rng(len(name)))
-        data = {f"p{i}": p.detach().numpy().copy() for i, p in enumerate(model.parameters())}
-        data |= {f"b{i}_{j}": a for i, b in enumerate(batches) for j, a in enumerate(b)}
-        np.savez(folder / f"{module}.npz", **data)
-        log: list = []
-        reference["run"](model, [tuple(torch.from_numpy(a) for a in b) for b in batches], log, *args,
-                         str(folder / f"{module}.torch-ckpt"))
-        torch_side[name] = (log, [p.detach().numpy() for p in model.parameters()])
-        for family, engine in (("classic", classic), ("mint", mint_cpu)):
-            text = converted(engine, source)
-            texts[(name, family)] = text
-            (folder / f"{module}_{family}.py").write_text(text)
-            cases.append({"module": f"{module}_{family}", "data": str(folder / f"{module}.npz"),
-                          "arrays": len(batches[0]), "steps": len(batches),
-                          "args": args + [str(folder / f"{module}_{family}.ckpt")]})
-    done = run_without_torch(folder, "", CHILD % json.dumps(cases))
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads(done.stdout.strip().splitlines()[-1])
-    return {(name, family): (texts[(name, family)], torch_side[name], got[f"{name.replace('-', '_')}_{family}"])
-            for name in CASES for family in ("classic", "mint")}
-
-
-def _trains_like_torch(ran, name, family, rtol=1e-5, atol=1e-6):
-    text, (log, params), result = ran[(name, family)]
-    assert "# msmap:" not in text and "import torch" not in text and "from torch" not in text, text
-    assert "error" not in result, result["error"]
-    assert result["log"] == pytest.approx(log, rel=1e-5, abs=1e-7)
-    assert len(result["params"]) == len(params)
-    for got, want in zip(result["params"], params):
-        np.testing.assert_allclose(np.array(got, np.float32), want, rtol=rtol, atol=atol)
-    return text
+    """Every case converted in both families and run next to torch (tests/analysis/trained.py)."""
+    return train_both_sides(CASES, {"classic": classic, "mint": mint_cpu}, tmp_path_factory.mktemp("training_idioms"))
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])
@@ -156,7 +88,7 @@ def test_adam_takes_torchs_steps(ran, name, family):
     """torch.optim.Adam becomes MsAdam (experimental.optim.Adam's class with torch's update): rows of rare tokens
     whose gradients are near eps, amsgrad, weight decay, a StepLR schedule and a resume from the optimizer's
     state_dict all land on torch's parameters (experimental.optim.Adam alone: 1e-3 apart here)."""
-    text = _trains_like_torch(ran, name, family, rtol=1e-5, atol=2e-7)
+    text = trains_like_torch(ran, name, family, rtol=1e-5, atol=2e-7)
     assert "class MsAdam(ms.experimental.optim.Adam)" in text and "MsAdam(model.trainable_params()" in text
 
 
@@ -164,7 +96,7 @@ def test_adam_takes_torchs_steps(ran, name, family):
 def test_adam_passed_as_a_value_builds_msadam(ran, family):
     """``optimizer_fn=torch.optim.Adam``: the reference becomes ms_Adam (torch's parameters, raising for
     decoupled_weight_decay) building MsAdam, and trains as torch's (it refused to build before)."""
-    text = _trains_like_torch(ran, "adam-reference", family, rtol=1e-5, atol=2e-7)
+    text = trains_like_torch(ran, "adam-reference", family, rtol=1e-5, atol=2e-7)
     assert "optimizer_fn=ms_Adam" in text and "return MsAdam(params=params, lr=lr" in text
 
 
