@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.analysis.roundtrip import converted
 from tests.analysis.trained import train_both_sides, trains_like_torch
 
 # A sequence-tagging step (pytorch-ner's shape): a mask from ``arange(...).expand(size=...)``, whose rewrite settles
@@ -50,6 +51,48 @@ def run(model, batches, log, path):
 '''
 
 
+# A language model's batches cut from a token stream at NumPy window starts (picogpt's evaluation): ``stream[i:i + T]``
+# with ``i`` a NumPy integer, and a NumPy array of positions as an index; MindSpore refuses both in an index.
+NUMPY_WINDOWS = '''\
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 8)
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, x):
+        return self.head(self.emb(x))
+
+
+def run(model, batches, log, path):
+    rng = np.random.default_rng(3)
+    stream = torch.tensor(rng.integers(0, 16, 64), dtype=torch.long)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    T = 5
+    for _ in batches:
+        starts = rng.integers(0, 64 - T - 1, 6)
+        order = np.argsort(starts)
+        x = torch.stack([stream[i:i + T] for i in starts])[order]
+        y = torch.stack([stream[i + 1:i + T + 1] for i in starts])[order]
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, 16), y.view(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log.append(loss.item())
+'''
+
+
+def _steps(rng):
+    return [(rng.integers(0, 2, 1),) for _ in range(4)]
+
+
 def _tagged(rng):
     return [(rng.integers(0, 10, (4, 6)), rng.integers(0, 3, (4, 6)), rng.integers(1, 7, 4)) for _ in range(4)]
 
@@ -57,6 +100,7 @@ def _tagged(rng):
 # name -> (source, batches from a generator, the arguments of run between the log and the path)
 CASES = {
     "masked-tagging": (MASKED_TAGGING, _tagged, []),
+    "numpy-windows": (NUMPY_WINDOWS, _steps, []),
 }
 
 
@@ -72,3 +116,29 @@ def test_no_stray_note_after_a_fix_that_changes_nothing(ran, family):
     converted) and trains as torch's."""
     text = trains_like_torch(ran, "masked-tagging", family)
     assert "isinstance(logits, ms.Tensor)" in text
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_numpy_integers_and_arrays_index_a_tensor(ran, family):
+    """Window starts from a NumPy generator as slice bounds and a NumPy array of positions as an index pass through
+    ms_index (an int, a tensor) and the model trains as torch's; ``range``'s ints and enumerate's counter stay."""
+    text = trains_like_torch(ran, "numpy-windows", family)
+    assert "stream[ms_index(i):ms_index(i) + T] for i in starts" in text and "[ms_index(order)]" in text
+
+
+def test_numpy_indices_leave_ints_and_other_receivers(classic):
+    """No-op cases: a ``range`` loop's int, enumerate's counter, a list (not a tensor) indexed by a NumPy integer."""
+    source = """import numpy as np
+import torch
+
+
+def pick(values, starts):
+    t = torch.tensor(values)
+    out = [t[n] for n in range(3)]
+    for k, j in enumerate(starts):
+        out.append(t[k])
+    rows = list(values)
+    return out, [rows[i] for i in np.arange(2)]
+"""
+    text = converted(classic, source)
+    assert "ms_index" not in text, text
