@@ -67,9 +67,27 @@ def run(x, a, b):
     return moments, logits, in_range, solved, rolled, fc.weight * 1, fc.bias * 1, q * 1, layer.weight * 1
 '''
 
+# 3a. a layer a factory function builds, initialises by torch's parameter names and returns (classic Embedding's
+# parameter is embedding_table): run() looks the initialised table up
+FACTORY = '''import torch
+import torch.nn as nn
+
+
+def Embedding(num, dim, padding_idx, scale=0.5):
+    m = nn.Embedding(num, dim, padding_idx=padding_idx)
+    m.weight.data.fill_(scale)
+    return m
+
+
+def run(i):
+    emb = Embedding(7, 3, 0)
+    return emb(i) * 1
+'''
+
 # id: the torch file and what it takes: ``inputs`` of ``run(...)``, or of the layer ``make()`` returns (``layer``)
 CASES: dict[str, dict] = {
     "torch-version-tests": {"source": VERSIONS, "inputs": {"x": [2, 3]}},
+    "layer-from-a-factory": {"source": FACTORY, "inputs": {"i": {"shape": [2, 5], "dtype": "int64", "range": [0, 6]}}},
     "api-gaps": {"source": GAPS, "inputs": {"x": [3, 4], "a": [2, 6, 3], "b": [2, 6, 2]}},
 }
 
@@ -100,10 +118,13 @@ def test_folded_comparison_is_torch_s(ours, other, op):
     assert compare(release(mine), op, release(theirs)) == OPERATORS[op](TorchVersion(mine), theirs)
 
 
-@pytest.mark.parametrize("engine_name", ["classic", "mint"])
-def test_version_reported_or_kept_stays_marked(request, engine_name):
+@pytest.fixture(params=["classic", "mint"])
+def engine(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_version_reported_or_kept_stays_marked(engine):
     """Only a version test is answered: a printed version or one stored in a name keeps the marker."""
-    engine = request.getfixturevalue(engine_name)
     out = convert_source(engine, "import torch\n\nprint(torch.__version__)\ntv = torch.__version__\n"
                                  "N = torch.__version__ >= tv\nS = torch.__version__ >= '2.1.0a0'\n"
                                  "E = torch.__version__ == '2.0'\n").text
@@ -115,11 +136,17 @@ def test_version_reported_or_kept_stays_marked(request, engine_name):
     assert built and int(built.group(1)) >= 2, folded
 
 
-@pytest.mark.parametrize("engine_name", ["classic", "mint"])
-def test_other_initialisers_of_a_view_keep_a_marker(request, engine_name):
+def test_other_initialisers_of_a_view_keep_a_marker(engine):
     """Only a rewrite whose helper writes through the view's base converts a view's fill; ms_init_ would fill a copy."""
-    engine = request.getfixturevalue(engine_name)
     out = convert_source(engine, "import torch.nn as nn\n\nfc = nn.Linear(3, 9)\nnn.init.zeros_(fc.bias.view(3, 3))\n"
                                  "nn.init.eye_(fc.weight)\n").text
     assert "nn.init.zeros_(fc.bias.view(3, 3))  # msmap: fills a view of a tensor" in out
     assert "ms_eye_(fc.weight)\n" in out
+
+
+def test_a_name_bound_to_other_values_too_keeps_torch_s_parameter_name(engine):
+    """A parameter is renamed only on a name its function binds to layers alone (rules/local_layer_parameters.py)."""
+    out = convert_source(engine, "import torch.nn as nn\n\n\ndef make(m=None):\n    m = nn.Embedding(4, 2)\n"
+                                 "    print(m.weight)\n    return m\n\n\ndef made():\n    m = nn.Embedding(4, 2)\n"
+                                 "    print(m.weight)\n    return m\n").text
+    assert out.count("print(m.weight)") == 1 and out.count("print(m.embedding_table)") == 1, out
