@@ -84,10 +84,38 @@ def run(i):
     return emb(i) * 1
 '''
 
+# 3c/3d. containers built from a bare generator (urlstm's ModuleList, a ParameterList), a ParameterList holding None
+# (vocos' layer scales): parameters at torch's names, so torch's state loads into the converted layer
+CONTAINERS = '''import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, n=3, scale=None, shift=0.5):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) if i == 0 else nn.Linear(4, 4, bias=False) for i in range(n))
+        self.gamma = nn.ParameterList([nn.Parameter(scale * torch.ones(4)) if scale is not None else None,
+                                       nn.Parameter(shift * torch.ones(4))])
+        self.b = nn.ParameterList(nn.Parameter(torch.zeros(4) + i) for i in range(2))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        for g in self.gamma:
+            if g is not None:
+                x = x * g
+        return x + self.b[0] + self.b[1] * len(self.gamma)
+
+
+def make():
+    return nn.Sequential(Block(3, None, 0.5), Block(2, 2.0, 0.25))
+'''
+
 # id: the torch file and what it takes: ``inputs`` of ``run(...)``, or of the layer ``make()`` returns (``layer``)
 CASES: dict[str, dict] = {
     "torch-version-tests": {"source": VERSIONS, "inputs": {"x": [2, 3]}},
     "layer-from-a-factory": {"source": FACTORY, "inputs": {"i": {"shape": [2, 5], "dtype": "int64", "range": [0, 6]}}},
+    "containers-from-generators": {"source": CONTAINERS, "inputs": {"x": [2, 4]}, "layer": True},
     "api-gaps": {"source": GAPS, "inputs": {"x": [3, 4], "a": [2, 6, 3], "b": [2, 6, 2]}},
 }
 

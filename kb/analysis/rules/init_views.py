@@ -63,11 +63,19 @@ class Net(nn.Module):
                 yield Finding((use.start, use.end), reason=LEFT, call_span=span, replaces=use.torch_name,
                               record=use.record)
                 continue
-            name = head.split("(", 1)[0]
-            edits = [TextEdit(call.start_byte, call.end_byte, f"{name}({base}, {shape})")]
-            added = insertion(call, context.source, name, helper.replace("{ms}", context.alias).rstrip("\n") + "\n")
-            edits += [added] if added is not None else []
+            edits = [TextEdit(call.start_byte, call.end_byte, f"{head.split('(', 1)[0]}({base}, {shape})")]
+            edits += helper_written(call, context, helper)
             yield Finding((use.start, use.end), edits, call_span=span, replaces=use.torch_name, record=use.record)
+
+
+def helper_written(node: Any, context: Context, helper: str | None) -> list[TextEdit]:
+    """The edit writing a target's ``helper`` (``def name(...)``/``class name(...)``) once before the statement
+    holding ``node``; none when there is no helper or the file defines it above already."""
+    if not helper:
+        return []
+    name = helper.split(None, 1)[1].split("(", 1)[0].split(":", 1)[0]
+    added = insertion(node, context.source, name, helper.replace("{ms}", context.alias).rstrip("\n") + "\n")
+    return [added] if added is not None else []
 
 
 def _viewed(call: Any) -> tuple[str, str] | None:
