@@ -111,11 +111,34 @@ def make():
     return nn.Sequential(Block(3, None, 0.5), Block(2, 2.0, 0.25))
 '''
 
+# 3b. one layer put twice in a ModuleList and a Sequential: torch shares it (one set of parameters, two state keys)
+SHARED = '''import torch
+import torch.nn as nn
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        block = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList([block, nn.Linear(4, 4), block])
+        self.seq = nn.Sequential(block, nn.Tanh(), block)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch.tanh(b(x))
+        return self.seq(x)
+
+
+def make():
+    return Tied()
+'''
+
 # id: the torch file and what it takes: ``inputs`` of ``run(...)``, or of the layer ``make()`` returns (``layer``)
 CASES: dict[str, dict] = {
     "torch-version-tests": {"source": VERSIONS, "inputs": {"x": [2, 3]}},
     "layer-from-a-factory": {"source": FACTORY, "inputs": {"i": {"shape": [2, 5], "dtype": "int64", "range": [0, 6]}}},
     "containers-from-generators": {"source": CONTAINERS, "inputs": {"x": [2, 4]}, "layer": True},
+    "one-layer-twice": {"source": SHARED, "inputs": {"x": [2, 4]}, "layer": True},
     "api-gaps": {"source": GAPS, "inputs": {"x": [3, 4], "a": [2, 6, 3], "b": [2, 6, 2]}},
 }
 
