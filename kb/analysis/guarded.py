@@ -24,12 +24,13 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from kb.analysis.inplace import unaliased
-from kb.analysis.tensors import NOT_TENSOR_METHODS, call_at
+from kb.analysis.tensors import NOT_TENSOR_METHODS, call_at, confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode
 
 TESTED = " (if the receiver is a tensor, tested at run time)"  # said by the title of a guarded rewrite
 RECEIVER_MARK = "\x00receiver\x00"  # where a chain link's rewritten receiver goes while its own edits are made
-SIMPLE_INDEXES = ("identifier", "integer", "slice", "unary_operator")  # ``state[i]``, ``x[0]``, ``x[1:]``, ``x[-1]``
+# ``state[i]``, ``x[0]``, ``x[1:]``, ``x[-1]``, ``x[None]``, ``x[..., 0]``
+SIMPLE_INDEXES = ("identifier", "integer", "slice", "unary_operator", "none", "ellipsis")
 
 
 def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) -> Any | None:
@@ -137,8 +138,8 @@ def _guard_chain(use: Any, links: list[tuple[Any, Any]], analysis: Any,
             if len(covering) + len(clear) != len(edits) or len(covering) > 1:
                 return None
             held = source[inner.start_byte:inner.end_byte].decode("utf-8", "surrogateescape")
-            if covering and covering[0].new_text.count(held) != 1:
-                return None
+            if covering and held not in covering[0].new_text:
+                return None  # (a rewrite naming the receiver twice evaluates it twice: links have no side effects)
             marked = [TextEdit(e.start, e.end, e.new_text.replace(held, RECEIVER_MARK)) for e in covering]
             edits = clear + (marked or [TextEdit(inner.start_byte, inner.end_byte, RECEIVER_MARK)])
         new = apply_edits(source[start:call.end_byte], [TextEdit(e.start - start, e.end - start, e.new_text)
@@ -163,13 +164,13 @@ def _chain(call: Any | None, analysis: Any, is_definition: Callable[[TextEdit], 
     receiver = _receiver(first)
     if receiver is None or not simple(receiver) or _in_guard(first, receiver, analysis.alias):
         return None
-    uses = _guesses(analysis)
+    uses, sure = _guesses(analysis)
     links = []
     current = first
     while current is not None:
         link = uses.get((current.start_byte, current.end_byte))
-        if not _link(link, current, is_definition):
-            break
+        if link is None or not _link(link, current, is_definition) or link.call_span in sure:
+            break  # (a link known to be a tensor's method is fix-all's own: its rewrite needs no test)
         links.append((current, link))
         method = current.child_by_field_name("function").child_by_field_name("attribute")
         if method is None or method.text in NOT_TENSOR_METHODS:
@@ -215,11 +216,13 @@ def _same(a: Any | None, b: Any) -> bool:
 _GUESSES: WeakKeyDictionary = WeakKeyDictionary()
 
 
-def _guesses(analysis: Any) -> dict[tuple[int, int], Any]:
-    """The analysis's guessed uses by call span (read once per analysis)."""
+def _guesses(analysis: Any) -> tuple[dict[tuple[int, int], Any], set[tuple[int, int]]]:
+    """The analysis's guessed uses by call span, and the spans of those on receivers known to be tensors or
+    rewritten for any receiver (``confident_guesses``), read once per analysis."""
     found = _GUESSES.get(analysis)
     if found is None:
-        found = _GUESSES[analysis] = {u.call_span: u for u in analysis.uses if u.guess and u.call_span}
+        found = _GUESSES[analysis] = ({u.call_span: u for u in analysis.uses if u.guess and u.call_span},
+                                      confident_guesses(analysis, with_edits=False))
     return found
 
 
@@ -297,12 +300,14 @@ def simple(node: Any) -> bool:
 
 
 def _index(node: Any) -> bool:
+    """An index free of side effects: a name or an attribute chain on one, an integer, ``None``, ``...``, a negated
+    one of those, or a slice of them (``t[..., -self.max_len:, :]``, ``x[None, ...]``)."""
     if node.type == "unary_operator":
         operand = node.child_by_field_name("argument")
-        return operand is not None and operand.type == "integer"
+        return operand is not None and (operand.type == "integer" or simple(operand))
     if node.type == "slice":
         return all(_index(part) for part in node.named_children)
-    return node.type in SIMPLE_INDEXES
+    return node.type in SIMPLE_INDEXES or node.type == "attribute" and simple(node)
 
 
 def _receiver(call: Any | None) -> Any | None:

@@ -300,6 +300,9 @@ def _new_tensor(value: Any) -> bool:
         value = value.named_children[0]
     if value.type in ("binary_operator", "unary_operator", "comparison_operator"):
         return True
+    if value.type == "conditional_expression":  # (a guard's two branches, or any choice of two new tensors)
+        branches = [c for c in value.named_children if c.type != "comment"]
+        return len(branches) == 3 and _new_tensor(branches[0]) and _new_tensor(branches[2])
     if value.type != "call":
         return False
     function = value.child_by_field_name("function")
@@ -313,6 +316,9 @@ def _new_tensor(value: Any) -> bool:
         root = root.child_by_field_name("object")
     if root.type == "identifier" and root.text in MODULES:
         return not leaf.endswith("_") and leaf not in VIEW_FUNCTIONS  # torch.zeros(3), ms.ops.cat([a, b]), F.relu(x)
+    if leaf.endswith("_") and not leaf.endswith("__"):  # x.new_empty(n).bernoulli_(p): the new tensor, changed
+        receiver = function.child_by_field_name("object")
+        return receiver is not None and _new_tensor(receiver)
     return leaf in NEW_TENSOR_METHODS  # out.div(k), x.clone()
 
 

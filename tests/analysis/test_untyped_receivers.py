@@ -74,6 +74,25 @@ def run(x: torch.Tensor, y: torch.Tensor):
 
 
 ''' + UNKNOWN, "else: t.zero_()", True),
+    ("in-place-on-a-new-tensor-then-on-its-name", '''def helper(pair):
+    x, _ = pair
+    random_tensor = x.new_empty((x.shape[0], 1)).bernoulli_(1.0)
+    random_tensor.div_(0.5)
+    return x * random_tensor
+
+
+''' + UNKNOWN, "else: random_tensor.div_(0.5)", True),
+    ("indexes-with-ellipsis-none-and-attributes", '''class Memory:
+    keep = 2
+
+
+def helper(pair):
+    mem = Memory()
+    kept = list(t[..., -mem.keep:, None].detach().clone() for t in pair)
+    return kept[0], kept[1]
+
+
+''' + UNKNOWN, "if isinstance(t[..., -mem.keep:, None], ms.Tensor)", True),
     ("called-with-a-tensor-and-an-unknown", '''def helper(mem):
     return mem.transpose(0, 1)
 
