@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from kb.analysis import rules
@@ -70,6 +70,7 @@ class Analysis:
             [u.range.start.offset + moved[0] for u, moved in zip(uses, lag, strict=True)]  # (public: ``starts``)
         self._widest: int | None = None
         self._spans: list[tuple[int, int]] | None = spans
+        self.rule_inputs: dict[str, Hashable] = {}  # each rule's ``inputs`` in this text (kb/analysis/reruns.py)
 
     @property
     def uses(self) -> list[Use]:
@@ -280,6 +281,7 @@ class Engine:
         ascii = source.isascii()
         uses = [self._use(site, choices[id(site)], source, alias, renames, direct_bases, ascii) for site in sites]
         self.with_extensions(document, sites, uses, alias, resolver.has_torch_imports)
+        read = uses  # (what the rules read)
         uses = self.with_rules(document, uses, alias, resolver.has_torch_imports)
         class_uses = {u.group: u for u in uses if u.kind == "class_base" and u.edits}
         bases = {u.group: u for u in uses if u.kind == "class_base"}
@@ -294,24 +296,35 @@ class Engine:
                 why = bases[use.group].reason if use.group in bases else ""
                 use.reason = use.reason or f"its class is not migrated automatically ({why})"
             use.category = categorize(False, use.choice, bool(use.edits), use.behaviour)
-        return self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
-                            (resolver, skip), tensors)
+        found = self._result(document, uses, alias, alias_edit, lambda: resolver.ref_counts, resolver.imports,
+                             (resolver, skip), tensors)
+        found.rule_inputs = self.rule_inputs(document, alias, resolver.has_torch_imports, self._named(read))
+        return found
 
     def with_rules(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
-                   named: Callable[[tuple[str, ...]], list[Use]] | None = None,
+                   named: Callable[..., list[Use]] | None = None,
                    only: set[str] | None = None, within: tuple[int, int] | None = None,
-                   spans: Callable[[], set[tuple[int, int]]] | None = None) -> list[Use]:
+                   spans: Callable[[], set[tuple[int, int]]] | None = None,
+                   inputs: dict[str, Hashable] | None = None) -> list[Use]:
         """``uses`` (the uses of torch names) with what every registered rule (those in ``only``) finds in
         the document (kb/analysis/rules), less the uses a finding replaces; rule uses come last, in rule order.
         ``named`` and ``spans``: the uses of torch names by prefix and all their spans, when not ``uses``."""
         context = self._context(document, uses, alias, has_torch_imports, named, within)
         if spans is not None:
             context.use_spans = spans
+        context.known_inputs = inputs
         found = rules.run(context, only)
         gone = rules.replaced(found)
         if gone:
+            rules.hold_replaced(found, [u for u in uses if (u.torch_name, u.start, u.end) in gone])
             uses = [u for u in uses if (u.torch_name, u.start, u.end) not in gone]
         return uses + found
+
+    def rule_inputs(self, document: Document, alias: str, has_torch_imports: bool,
+                    named: Callable[..., list[Use]] | None = None) -> dict[str, Hashable]:
+        """Every registered rule's ``inputs`` in the document (what an edit compares to rerun it everywhere)."""
+        context = self._context(document, [], alias, has_torch_imports, named)
+        return rules.inputs(context, [rule.name for rule in rules.registered()])
 
     def with_extensions(self, document: Document, sites: list[Site], uses: list[Use], alias: str,
                         has_torch_imports: bool) -> None:
@@ -320,16 +333,21 @@ class Engine:
         rules.extend(self._context(document, uses, alias, has_torch_imports), sites, uses)
 
     def _context(self, document: Document, uses: list[Use], alias: str, has_torch_imports: bool,
-                 named: Callable[[tuple[str, ...]], list[Use]] | None = None,
+                 named: Callable[..., list[Use]] | None = None,
                  within: tuple[int, int] | None = None) -> rules.Context:
         """What a rule or an extension reads about ``document`` (``uses``: the uses of torch names so far)."""
         root, source = document.tree.root_node, document.source
-        if named is None:
-            def named(prefixes: tuple[str, ...]) -> list[Use]:
-                return [u for u in uses if u.torch_name.startswith(prefixes)]
         return rules.Context(root, source, None, alias, self.catalog, self.settings, has_torch_imports,
-                             self.choose_record, named, within or (0, len(source)),
-                             lambda site: self.use_of(site, source, alias), document.imported_classes or {})
+                             self.choose_record, named or self._named(uses), within or (0, len(source)),
+                             lambda site: self.use_of(site, source, alias), document.imported_classes or {},
+                             lines=(lambda: document.lines) if document.source is source else None)
+
+    @staticmethod
+    def _named(uses: list[Use]) -> Callable[..., list[Use]]:
+        """The uses of torch names starting with one of some prefixes (``exact``: named so), among ``uses``."""
+        def named(prefixes: tuple[str, ...], exact: bool = False) -> list[Use]:
+            return [u for u in uses if (u.torch_name in prefixes if exact else u.torch_name.startswith(prefixes))]
+        return named
 
     def choose_record(self, record: dict) -> Any:
         """The target choice for ``record`` under the current settings."""

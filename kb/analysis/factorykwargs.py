@@ -190,11 +190,11 @@ def splat_factory(splat: Any, source: bytes) -> FactoryDict | None:
     return _from_assignment(found[0], source)
 
 
-def factory_dicts(root: Any, source: bytes) -> Iterable[FactoryDict]:
-    """The factory dicts of a source that still need their rewrite (found from their keys)."""
+def factory_dicts(root: Any, source: bytes, start: int = 0, end: int | None = None) -> Iterable[FactoryDict]:
+    """The factory dicts of a source that still need their rewrite (found from their keys in ``start..end``)."""
     seen: set[int] = set()
     for key in (b"device", b"dtype"):
-        for at in word_starts(source, key):
+        for at in word_starts(source, key, start, end):
             node = root.named_descendant_for_byte_range(at, at + len(key))
             value = _container(node)
             assignment = value.parent if value is not None else None

@@ -24,6 +24,7 @@ from typing import Any
 from kb.analysis import rules
 from kb.analysis.document import Document, common_prefix, common_suffix
 from kb.analysis.imports import is_torch_path, mentions_roots
+from kb.analysis.reruns import with_rules
 from kb.analysis.resolver import Rediscovery, Resolver, count_references
 from kb.analysis.text import Position, Range, TextEdit, utf16_len
 from kb.analysis.uses import Use
@@ -387,131 +388,15 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     alias_edit = previous.alias_edit
     if alias_edit is not None and alias_edit.start >= edit.start:
         alias_edit = TextEdit(alias_edit.start + edit.delta, alias_edit.end + edit.delta, alias_edit.new_text)
-    rerun, touched, region = _rules_to_rerun(previous, document, old_lo, old_hi, lo, hi)
-    regional = {r.name for r in rules.registered() if r.scope == "function"} & rerun - touched if region else set()
     ruled = with_rules(engine, document, previous.alias, env.resolver.has_torch_imports,
                        parts.before + window_list + parts.after, parts.before_spans + window_spans + parts.after_spans,
-                       parts.before_lag + [STILL] * len(window_list) + parts.after_lag,
-                       _replaced_outside(previous, edit, old_lo, old_hi, rerun, regional, region), rerun, regional,
-                       region)
+                       parts.before_lag + [STILL] * len(window_list) + parts.after_lag, previous,
+                       (edit.start, edit.old_end, edit.new_end), (old_lo, old_hi), (lo, hi), _settled)
     if ruled is None:
         return None
-    uses, spans, lag = ruled
-    return engine.incremental_analysis(document, previous, uses, spans, alias_edit, ref_counts, following, lag)
-
-
-def _rules_to_rerun(previous: Any, document: Document, old_lo: int, old_hi: int, lo: int,
-                    hi: int) -> tuple[set[str], set[str], tuple[int, int] | None]:
-    """The registered rules an edit of the window (old ``old_lo..old_hi``, new ``lo..hi``) may change the
-    findings of (``rules.to_rerun``): those it triggers, and those whose previous findings it overlaps
-    (run again everywhere); and the span of the outermost function holding the window, else of its
-    top-level statement, beyond which a rule of function scope it only triggers finds what it found before
-    (None when neither holds the whole window: then every rule runs again everywhere)."""
-    uses, _ = previous.held()
-    spans = previous.spans()
-    touched = {use.rule for use, (a, b) in zip(uses, spans, strict=True)
-               if use.rule is not None and not (b < old_lo or a > old_hi)}
-    root = document.tree.root_node
-    function, node = None, root.descendant_for_byte_range(lo, max(lo, hi - 1))
-    while node is not None and node.parent is not None:  # the outermost function, else the top-level statement
-        if node.type == "function_definition" or (function is None and node.parent.type == "module"):
-            function = node
-        node = node.parent
-    if function is None or not (function.start_byte <= lo and hi <= function.end_byte):
-        everything = {r.name for r in rules.registered()}
-        return everything, everything, None  # (all of them, everywhere)
-    text = document.source[function.start_byte:function.end_byte]
-    rerun = rules.to_rerun(previous.source[old_lo:old_hi] + b"\0" + document.source[lo:hi], text, touched)
-    return rerun, touched, (function.start_byte, function.end_byte)
-
-
-def with_rules(engine: Any, document: Document, alias: str, has_torch_imports: bool, uses: list[Use],
-               spans: list[tuple[int, int]], lag: list[tuple[int, int]], replaced_before: set[tuple[str, int, int]],
-               rerun: set[str], regional: set[str], region: tuple[int, int] | None
-               ) -> tuple[list[Use], list[tuple[int, int]], list[tuple[int, int]]] | None:
-    """The uses of torch names kept or redone, with the rules in ``rerun`` run again on the new text (their
-    previous findings dropped; the other rules' findings are kept, moved with the text): a rule's findings
-    are what a full analysis finds, however far they reach. A rule of function scope is run again in the
-    edited function only (``region``), its findings elsewhere kept. A rule use goes after the uses at the
-    same place, as a full analysis orders them."""
-    if not rerun:
-        return uses, spans, lag
-
-    def redone(use: Use, lagged: tuple[int, int]) -> bool:
-        if use.rule is None or use.rule not in rerun:
-            return False
-        return use.rule not in regional or region is None or region[0] <= use.start + lagged[0] < region[1]
-
-    kept = [i for i, (use, lagged) in enumerate(zip(uses, lag, strict=True)) if not redone(use, lagged)]
-    if len(kept) != len(uses):
-        uses, spans, lag = [uses[i] for i in kept], [spans[i] for i in kept], [lag[i] for i in kept]
-
-    by_name: dict[str, list[int]] = {}  # (the rules ask by prefix: look at each name once, not at each use)
-    settled: dict[int, Use] = {}  # a lagging use moved once for all the rules that ask for it
-
-    def placed(index: int) -> Use:
-        found = settled.get(index)
-        if found is None:
-            found = settled[index] = _settled(uses[index], *lag[index]) if lag[index] != STILL else uses[index]
-        return found
-
-    def named(prefixes: tuple[str, ...]) -> list[Use]:
-        if not by_name:
-            for index, use in enumerate(uses):
-                by_name.setdefault(use.torch_name, []).append(index)
-        indexes = sorted(i for name, found in by_name.items() if name.startswith(prefixes) for i in found)
-        return [placed(i) for i in indexes]
-
-    def use_spans() -> set[tuple[int, int]]:  # (a use moves whole: its span by its lag's bytes)
-        return {(u.start + lagged[0], u.end + lagged[0]) for u, lagged in zip(uses, lag, strict=True)}
-
-    found = engine.with_rules(document, [], alias, has_torch_imports, named, rerun - regional, spans=use_spans) \
-        if rerun - regional else []
-    if regional and region is not None:
-        found += [u for u in engine.with_rules(document, [], alias, has_torch_imports, named, regional, region,
-                                               use_spans) if region[0] <= u.start < region[1]]
-    gone = {(u.replaces, u.start, u.end) for u in found if u.replaces}
-    if not replaced_before <= gone:
-        return None  # a use a finding took the place of, outside the window, is back: a full analysis finds it
-    if not found:
-        return uses, spans, lag
-    if gone:
-        names = {name for name, _, _ in gone}
-        drop = {i for i, (u, lagged) in enumerate(zip(uses, lag, strict=True)) if u.torch_name in names
-                and (u.torch_name, u.start + lagged[0], u.end + lagged[0]) in gone}
-        if drop:
-            keep = [i for i in range(len(uses)) if i not in drop]
-            uses, spans, lag = [uses[i] for i in keep], [spans[i] for i in keep], [lag[i] for i in keep]
-    keys = [(u.start + lagged[0], u.end + lagged[0]) for u, lagged in zip(uses, lag, strict=True)]
-    uses, spans, lag = list(uses), list(spans), list(lag)
-    for use in sorted(found, key=lambda u: (u.start, u.end)):  # (sorted is stable: rule order kept on ties)
-        index = bisect_right(keys, (use.start, use.end))
-        keys.insert(index, (use.start, use.end))
-        uses.insert(index, use)
-        spans.insert(index, use.extent())
-        lag.insert(index, STILL)
-    return uses, spans, lag
-
-
-def _replaced_outside(previous: Any, edit: Edit, old_lo: int, old_hi: int, rerun: set[str], regional: set[str],
-                      region: tuple[int, int] | None) -> set[tuple[str, int, int]]:
-    """(torch name, start, end), in the new text, of the uses that findings of the ``rerun`` rules in
-    ``previous`` took the place of outside the re-analysed window ``old_lo..old_hi`` (old offsets), and for
-    a ``regional`` rule inside ``region`` (new offsets): nothing finds those again unless a finding
-    still takes their place."""
-    uses, lag = previous.held()
-    found = set()
-    for index, use in enumerate(uses):
-        if use.rule is None or not use.replaces or use.rule not in rerun:
-            continue
-        moved = lag[index][0] if lag else 0
-        start, end = use.start + moved, use.end + moved
-        if old_lo <= start < old_hi:
-            continue
-        shift = edit.delta if start >= edit.old_end else 0
-        if use.rule in regional and region is not None and not region[0] <= start + shift < region[1]:
-            continue  # (found again only in the edited function: elsewhere its finding is kept)
-        found.add((use.replaces, start + shift, end + shift))
+    uses, spans, lag, inputs = ruled
+    found = engine.incremental_analysis(document, previous, uses, spans, alias_edit, ref_counts, following, lag)
+    found.rule_inputs = inputs
     return found
 
 

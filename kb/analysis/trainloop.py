@@ -36,21 +36,23 @@ MODEL_TITLE = "Use the Cell's method"
 
 
 def mode_sites(root: Any, source: bytes, catalog: Catalog, skip_names: set[str],
-               taken: Iterable[tuple[int, int]], torch_classes: Collection[str] = ()) -> list[Site]:
+               taken: Iterable[tuple[int, int]], torch_classes: Collection[str] = (), start: int = 0,
+               end: int | None = None) -> list[Site]:
     """``X.train()`` / ``X.train(mode)`` / ``X.eval()`` statements, and ``X.parameters()`` and the other module-only
     questions (``ASKED``), on a name or ``self`` attribute ``X`` used as a model (``_used_as_model``)."""
     taken = set(taken)
     sites: list[Site] = []
     words = {w: (name, 1 if w == b"train" else 0, True) for w, name in MODE_METHODS.items()}
     words.update({w: (name, most, False) for w, (name, most) in ASKED.items()})
+    end = len(source) if end is None else end
     for word, (torch_name, most, statement) in words.items():
-        at = source.find(b"." + word + b"(")
+        at = source.find(b"." + word + b"(", start, end)
         while at >= 0:
             site = _mode_site(root, source, at + 1, word, (torch_name, most, statement), catalog, skip_names, taken,
                               torch_classes)
             if site is not None:
                 sites.append(site)
-            at = source.find(b"." + word + b"(", at + 1)
+            at = source.find(b"." + word + b"(", at + 1, end)
     return sites
 
 

@@ -104,9 +104,14 @@ def train_steps(root: Any, source: bytes, start: int = 0, end: int | None = None
         at = source.find(b".backward()", at + 1, end)
 
 
+def fresh_names(source: bytes) -> tuple[str, str]:
+    """The names a step's rewrite gives its forward function and its gradients: free in the whole file."""
+    return _fresh(source, "forward_fn"), _fresh(source, "grads")
+
+
 def edits(step: TrainStep, source: bytes, alias: str, clips: dict[int, str] | None = None) -> list[TextEdit]:
     indent = _indent(source, step.forward[0].start_byte)
-    fn, grads = _fresh(source, "forward_fn"), _fresh(source, "grads")
+    fn, grads = fresh_names(source)
     out = []
     for number, statement in enumerate(step.forward):  # the forward's lines, one level deeper
         start = source.rfind(b"\n", 0, statement.start_byte) + 1

@@ -53,6 +53,9 @@ class Use:
     replaces: str | None = None  # a rule's use: the torch name of a use at the same place it takes over
     extended_by: tuple[str, ...] = ()  # the registered extensions (kb/analysis/rules) that added edits to its fix
     reach: tuple[int, int] | None = None  # the bytes those extensions read (even to add nothing): see ``extent``
+    # a rule's use that ``replaces``: the use it took the place of, as it was then (at the same place), which
+    # the rules read again when they run after an edit (kb/analysis/reruns.py)
+    replaced: Use | None = field(default=None, compare=False, repr=False)
 
     @property
     def start(self) -> int:

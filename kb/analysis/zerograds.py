@@ -24,10 +24,12 @@ TITLE = "Delete the zero_grad: value_and_grad computes the gradients afresh"
 KNOWN_TYPES = (b"Optimizer", b"Module")
 
 
-def zero_grads(root: Any, source: bytes) -> Iterable[Any]:
-    """Every statement ``R.zero_grad(...)`` and every loop ``for p in R.parameters(): p.grad = None`` of the file."""
+def zero_grads(root: Any, source: bytes, start: int = 0, end: int | None = None) -> Iterable[Any]:
+    """Every statement ``R.zero_grad(...)`` and every loop ``for p in R.parameters(): p.grad = None`` of the file
+    whose ``.zero_grad(`` / ``.grad = None`` lies in ``source[start:end]``."""
+    end = len(source) if end is None else end
     for word in (b".zero_grad(", b".grad = None"):
-        at = source.find(word)
+        at = source.find(word, start, end)
         while at >= 0:
             node = root.named_descendant_for_byte_range(at + 1, at + 2)
             statement = node
@@ -39,7 +41,7 @@ def zero_grads(root: Any, source: bytes) -> Iterable[Any]:
                 loop = _clearing_loop(statement)
                 if loop is not None:
                     yield loop
-            at = source.find(word, at + 1)
+            at = source.find(word, at + 1, end)
 
 
 def known_receiver(statement: Any) -> bool:

@@ -3,9 +3,13 @@
 A rule module defines one class, decorated with ``@register``, that says
 
 - ``name``: a short id (``train-step``), unique;
-- ``scope``: how far its findings reach — ``expression``, ``statement``, ``function`` or ``file``
-  (what an edit can change of them; the engine runs every rule again after each edit, so a finding
-  always equals what a fresh analysis of the same text finds);
+- ``scope``: what its findings in one place read — ``expression``, ``statement``, ``function``, ``class``
+  or ``file``: after an edit, a rule of a scope below ``file`` runs again only in the piece of that scope
+  holding the edit (``region``), its findings elsewhere kept, so it should look only at ``Context.within``;
+- ``inputs(context)``: what else it reads of the file (a fresh name, the names of the file's functions), a
+  value compared after every edit: when it changed, or ``reaches(inputs, edited)`` says the edited text may
+  change what it reads beyond its piece (a call added to one of those functions), the rule runs again in the
+  whole file;
 - ``record`` and ``title``: the knowledge-base-shaped record its uses report and its fix's title;
 - ``needs_torch_imports``: whether it runs only in files that import torch;
 - ``order``: when it runs (a rule that reads uses another rule makes runs after it);
@@ -48,16 +52,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from kb.analysis.imports import IMPORT_TYPES, ImportTable, mentions_roots
-from kb.analysis.text import TextEdit, byte_range
+from kb.analysis.text import LineIndex, TextEdit, byte_range
 from kb.analysis.uses import Use
 from kb.analysis.words import word_starts
 
-SCOPES = ("expression", "statement", "function", "file")
+SCOPES = ("expression", "statement", "function", "class", "file")
 EXTENDED_KINDS = ("class_base", "attribute")  # the kinds of the engine's uses an extension may add edits to
 
 
@@ -73,8 +77,9 @@ class Context:
     settings: Any  # kb.analysis.settings.EngineSettings
     has_torch_imports: bool
     choose: Callable[[dict], Any]  # the target choice for a record, as the engine makes it
-    # the engine's uses of torch names starting with one of these prefixes, at their current places
-    uses_named: Callable[[tuple[str, ...]], list[Use]]
+    # the engine's uses of torch names starting with one of these prefixes (``exact=True``: named so), at their
+    # current places; where a rule runs again in one piece after an edit (``within``), the uses in that piece
+    uses_named: Callable[..., list[Use]]
     # the bytes findings are asked for (an edited function, for a rule of function scope); a rule may look
     # only there, and the engine keeps only its findings that start there
     within: tuple[int, int] = (0, 0)
@@ -84,8 +89,24 @@ class Context:
     # names of the classes imported from the project whose lineage reaches torch (siblingclasses.py)
     torch_classes: Collection[str] = ()
     # the (start, end) of every use of a torch name so far, at their current places: what
-    # ``uses_named(("",))`` would give the spans of, without building each use that an edit moved
+    # ``uses_named(("",))`` would give the spans of, without building each use that an edit moved (in a rule's
+    # piece after an edit, at least those there)
     use_spans: Callable[[], set[tuple[int, int]]] | None = None
+    # the line index of ``source`` (a finding's range without counting the lines before it)
+    lines: Callable[[], LineIndex] | None = None
+    # each rule's ``inputs`` in this file, when the engine has them (a rule run in one piece reads its own here:
+    # its ``uses_named`` sees that piece only)
+    known_inputs: dict[str, Hashable] | None = None
+
+    def inputs_of(self, rule: Rule) -> Hashable:
+        """``rule.inputs`` in this file."""
+        if self.known_inputs is not None and rule.name in self.known_inputs:
+            return self.known_inputs[rule.name]
+        return rule.inputs(self)
+
+    def uses_called(self, names: Collection[str]) -> list[Use]:
+        """The engine's uses of exactly these torch names (``uses_named`` of ``torch.e`` holds ``torch.einsum``'s)."""
+        return self.uses_named(tuple(names), exact=True)
 
     def spans_of_uses(self) -> set[tuple[int, int]]:
         if self.use_spans is not None:
@@ -128,6 +149,17 @@ class Rule:
 
     def find(self, context: Context) -> Iterable[Finding]:
         raise NotImplementedError
+
+    def inputs(self, context: Context) -> Hashable:
+        """What the rule reads of the file beyond the piece of its scope and the torch names' uses there (cheap:
+        asked after every edit); a rule whose findings depend on nothing else gives None."""
+        return None
+
+    def reaches(self, inputs: Hashable, edited: bytes) -> bool:
+        """Whether an edit whose re-analysed text (old and new) is ``edited`` may change what the rule reads
+        beyond the piece holding it, given its ``inputs`` (a call to one of the file's functions, when the rule
+        follows calls): then it runs again in the whole file."""
+        return False
 
 
 @dataclass
@@ -371,9 +403,50 @@ def to_rerun(edited: bytes, function: bytes, touched: set[str]) -> set[str]:
     return names
 
 
+def inputs(context: Context, names: Iterable[str]) -> dict[str, Hashable]:
+    """Each named rule's ``inputs`` in ``context``'s file."""
+    wanted = set(names)
+    return {rule.name: rule.inputs(context) for rule in registered() if rule.name in wanted}
+
+
+def region(scope: str, root: Any, start: int, end: int) -> tuple[int, int] | None:
+    """The bytes a rule of ``scope`` runs again in after an edit of ``start..end`` (current offsets): the
+    smallest piece holding all of it among a statement of the outermost function's body (expression, statement),
+    the outermost function (function) and the top-level statement (all, class). None: the whole file (file
+    scope, or no such piece holds the edit)."""
+    if scope == "file":
+        return None
+    node = root.descendant_for_byte_range(start, max(start, end - 1))
+    chain = []
+    while node is not None and node.parent is not None:
+        chain.append(node)
+        node = node.parent
+    if not chain:
+        return None
+    pieces = [chain[-1]]  # (the top-level statement; then smaller pieces first)
+    function = next((n for n in reversed(chain) if n.type == "function_definition"), None)
+    if function is not None and scope != "class":
+        pieces.insert(0, function)
+        body = function.child_by_field_name("body")
+        statement = next((n for n in chain if n.parent == body), None)
+        if statement is not None and scope != "function":
+            pieces.insert(0, statement)
+    # (a larger piece is never wrong: every finding in it is found again)
+    piece = next((p for p in pieces if p.start_byte <= start and end <= p.end_byte), None)
+    return None if piece is None else (piece.start_byte, piece.end_byte)
+
+
 def replaced(rule_uses: list[Use]) -> set[tuple[str, int, int]]:
     """(torch name, start, end) of the uses that rule findings take the place of."""
     return {(use.replaces, use.start, use.end) for use in rule_uses if use.replaces}
+
+
+def hold_replaced(rule_uses: list[Use], gone: list[Use]) -> None:
+    """Each rule use that ``replaces`` keeps the use of ``gone`` it takes the place of (``Use.replaced``)."""
+    by_place = {(use.torch_name, use.start, use.end): use for use in gone}
+    for use in rule_uses:
+        if use.replaces:
+            use.replaced = by_place.get((use.replaces, use.start, use.end))
 
 
 def _use(rule: Rule, finding: Finding, source: bytes, context: Context) -> Use:
@@ -381,10 +454,14 @@ def _use(rule: Rule, finding: Finding, source: bytes, context: Context) -> Use:
         use = context.use_of(finding.site)
         use.rule, use.replaces = rule.name, finding.replaces
         return use
-    start, end = (finding.node.start_byte, finding.node.end_byte) if not isinstance(finding.node, tuple) \
-        else finding.node
     record = finding.record or rule.record
-    span = byte_range(source, start, end)
+    if not isinstance(finding.node, tuple):
+        node = finding.node
+        start, end = node.start_byte, node.end_byte
+        span = byte_range(source, start, end, node.start_point, node.end_point)
+    else:
+        start, end = finding.node
+        span = context.lines().range(start, end) if context.lines is not None else byte_range(source, start, end)
     if finding.edits:
         use = Use(str(record["torch"]), "call", span, record, None, "direct", title=finding.title or rule.title,
                   edits=list(finding.edits))

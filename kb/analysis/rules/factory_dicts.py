@@ -23,7 +23,7 @@ def zeros_for(device, dtype, n):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        for found in factory_dicts(context.root, context.source):
+        for found in factory_dicts(context.root, context.source, *context.within):
             edit = found.edit()
             if edit is not None:
                 yield Finding(found.value, [edit])

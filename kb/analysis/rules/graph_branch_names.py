@@ -19,13 +19,15 @@ binds, that the function reads after it, and that is not global or nonlocal.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from kb.analysis.graphmode import compiled_functions, own_nodes, parameter_names
 from kb.analysis.roles import BIND, REF, role
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.text import TextEdit
+from kb.analysis.words import word_starts
 
 RECORD: dict[str, Any] = {
     "torch": "if ...: name = ...", "kind": "pattern", "namespace": "builtins", "source": "curated",
@@ -34,13 +36,15 @@ RECORD: dict[str, Any] = {
               "before the if.",
 }
 TITLE = "Bind the name to None before the if (GRAPH_MODE refuses a name only one branch binds)"
+DEFINED = re.compile(rb"\bdef[ \t]+([A-Za-z_]\w*)")
+WORDS = re.compile(rb"[A-Za-z_]\w*")
 DEFINITE = ("assignment", "as_pattern_target")  # statements that bind a name whenever their block runs
 
 
 @register
 class GraphBranchNames(Rule):
     name = "graph-branch-names"
-    scope = "file"  # whether a function is compiled depends on the forwards of the file
+    scope = "function"  # and whether a function is compiled depends on the calls of the file's functions (inputs)
     record = RECORD
     title = TITLE
     order = 80
@@ -60,10 +64,27 @@ class Quantizer(nn.Module):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        if b"if" not in context.source:
+        start, end = context.within
+        if b"if" not in context.source[start:end]:
             return
-        for function in compiled_functions(context.root):
-            yield from _function_findings(function)
+        found = []  # (the findings of every function here, kept for the compiled ones: most have none)
+        for at in word_starts(context.source, b"def", start, end):
+            function = context.root.named_descendant_for_byte_range(at, at + 3)
+            if function is not None and function.type == "function_definition" \
+                    and context.source[function.start_byte:at].split() in ([], [b"async"]):  # (its own ``def``)
+                found += [(function.id, finding) for finding in _function_findings(function)]
+        if found:
+            compiled = {function.id for function in compiled_functions(context.root)}
+            yield from (finding for function, finding in found if function in compiled)
+
+    def inputs(self, context: Context) -> Hashable:
+        """The names the file's functions are defined with: what a call that makes a function compiled names."""
+        return frozenset(DEFINED.findall(context.source))
+
+    def reaches(self, inputs: Hashable, edited: bytes) -> bool:
+        """A call to one of the file's functions added or removed (``self.helper(x)``) may make another function
+        compiled or not."""
+        return any(name in inputs for name in WORDS.findall(edited))
 
 
 def _function_findings(function: Any) -> Iterable[Finding]:

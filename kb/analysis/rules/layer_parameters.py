@@ -29,7 +29,7 @@ TITLE = "Use the MindSpore name of the layer's parameter"
 @register
 class LayerParameters(Rule):
     name = "layer-parameter-names"
-    scope = "file"  # an attribute's layer is assigned in one method, its parameters read in others
+    scope = "class"  # an attribute's layer is assigned in one method, its parameters read in others
     record = RECORD
     title = TITLE
     order = 70
@@ -49,7 +49,8 @@ class Net(nn.Module):
         calls = [(call_at(context.root, u.call_span), u.choice.api) for u in context.uses_named(("torch.nn.",))
                  if u.record.get("kind") == "class" and u.call_span and u.choice is not None and u.choice.api]
         calls += [(call, "mindspore" + call.child_by_field_name("function").text.decode("utf-8", "replace")
-                   [len(context.alias):]) for call in _converted_layers(context.root, context.source, context.alias)]
+                   [len(context.alias):]) for call in _converted_layers(context.root, context.source, context.alias,
+                                                                         *context.within)]
         for call, api in calls:  # (torch layers, and layers an earlier pass has converted already)
             found = _self_attribute_assigned(call) if call is not None else None
             if found is not None:
@@ -79,11 +80,12 @@ def _self_attribute_assigned(call: Any) -> tuple[Any, str] | None:
     return holder, left.child_by_field_name("attribute").text.decode("utf-8", "replace")
 
 
-def _converted_layers(root: Any, source: bytes, alias: str) -> list[Any]:
-    """Calls of ``<alias>.nn.X(...)`` / ``<alias>.mint.nn.X(...)``: layers a fix has converted already."""
+def _converted_layers(root: Any, source: bytes, alias: str, start: int = 0, end: int | None = None) -> list[Any]:
+    """Calls of ``<alias>.nn.X(...)`` / ``<alias>.mint.nn.X(...)`` in ``source[start:end]``: layers a fix has
+    converted already."""
     found = []
     layer = re.compile(rb"(?<![\w.])(" + re.escape(alias.encode()) + rb"\.(?:mint\.)?nn\.[A-Za-z_]\w*)\(")
-    for match in layer.finditer(source):
+    for match in layer.finditer(source, start, len(source) if end is None else end):
         node = root.named_descendant_for_byte_range(match.start(1), match.end(1))
         call = node.parent if node is not None else None
         if call is not None and call.type == "call" and call.child_by_field_name("function") == node:

@@ -23,7 +23,7 @@ OTHER_MATH = re.compile(rb"\bas[ \t]+math\b|(?<![.\w])math[ \t]*(?::[^=\n]*)?=(?
 @register
 class MathConstants(Rule):
     name = "math-constants"
-    scope = "expression"
+    scope = "file"  # the first use gets ``import math``, and a binding of ``math`` anywhere keeps them all
     record = {"torch": "torch.pi"}
     title = TITLE
     order = 40
@@ -36,11 +36,8 @@ def angle(x):
 
     def find(self, context: Context) -> Iterable[Finding]:
         source = context.source
-        if OTHER_MATH.search(source):
-            return
-        uses = [u for u in context.uses_named(tuple(NAMES))
-                if u.torch_name in NAMES and not u.call_span and u.kind != "import"]  # (an import stays)
-        if not uses:
+        uses = [u for u in context.uses_called(NAMES) if not u.call_span and u.kind != "import"]  # (an import stays)
+        if not uses or _binds_math(source):
             return
         importing = None if IMPORTED.search(source) else _import_edit(context.root)
         if importing is None and not IMPORTED.search(source):
@@ -50,6 +47,18 @@ def angle(x):
             if importing is not None and index == 0:
                 edits.insert(0, importing)
             yield Finding((use.start, use.end), edits, replaces=use.torch_name, record=use.record)
+
+
+def _binds_math(source: bytes) -> bool:
+    """Whether ``OTHER_MATH`` matches: looked for on the lines holding ``math`` only (it matches within a line)."""
+    at = source.find(b"math")
+    while at >= 0:
+        start, end = source.rfind(b"\n", 0, at) + 1, source.find(b"\n", at)
+        end = len(source) if end < 0 else end
+        if OTHER_MATH.search(source, start, end):
+            return True
+        at = source.find(b"math", end)
+    return False
 
 
 def _import_edit(root: Any) -> TextEdit | None:

@@ -3,11 +3,11 @@ a GradScaler's ``scaler.scale(loss).backward(); scaler.step(optimizer)`` too; a 
 for a human with the reason."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 from kb.analysis.gradclipping import CLIPPING, clip_call
 from kb.analysis.rules import Context, Finding, Rule, register
-from kb.analysis.trainsteps import RECORD, SCALERS, TITLE, edits, scaler_calls, train_steps
+from kb.analysis.trainsteps import RECORD, SCALERS, TITLE, edits, fresh_names, scaler_calls, train_steps
 
 
 @register
@@ -53,3 +53,7 @@ def train(model, data, target, loss_fn, opt):
                 if use is not None:
                     yield Finding((use.start, use.end), fix, title=TITLE, call_span=use.call_span,
                                   record=use.record, replaces=use.torch_name)
+
+    def inputs(self, context: Context) -> Hashable:
+        """The fresh names its rewrites use (``grads`` becomes ``grads_`` in a file that says ``grads``)."""
+        return fresh_names(context.source)
