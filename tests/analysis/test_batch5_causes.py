@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kb.analysis.convert import convert_source
 from kb.analysis.rules.torch_versions import compare, release
 from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run, run_without_torch
 
 # 1. torch.__version__ read to choose a path: the converted module imports and takes a modern torch's path
 VERSIONS = '''import torch
@@ -201,3 +201,29 @@ def test_a_name_bound_to_other_values_too_keeps_torch_s_parameter_name(engine):
                                  "    print(m.weight)\n    return m\n\n\ndef made():\n    m = nn.Embedding(4, 2)\n"
                                  "    print(m.weight)\n    return m\n").text
     assert out.count("print(m.weight)") == 1 and out.count("print(m.embedding_table)") == 1, out
+
+
+def test_an_attribute_named_like_a_cell_member_is_left_with_its_reason(engine, tmp_path):
+    """``self.cells = nn.ModuleList(...)`` converts to code MindSpore refuses (KeyError, checked below): a marker says
+    why; attributes MindSpore's Cell lacks stay as they were (rules/cell_member_names.py)."""
+    out = convert_source(engine, "import torch.nn as nn\n\n\nclass Stack(nn.Module):\n    def __init__(self):\n"
+                                 "        super().__init__()\n        self.cells = nn.ModuleList([nn.Linear(2, 2)])\n"
+                                 "        self.layers = nn.ModuleList([nn.Linear(2, 2)])\n"
+                                 "        self.steps = 0\n").text
+    lines = [line for line in out.splitlines() if "self." in line and "=" in line and "super" not in line]
+    reason = "# msmap: 'cells' is a member of MindSpore's Cell"
+    marked = [line.split("=")[0].strip() for line in lines if reason in line]
+    assert marked == ["self.cells"] and sum("# msmap:" in line for line in lines) == 1, out
+    done = run_without_torch(tmp_path, "", """
+        import mindspore as ms
+
+        class Stack(ms.nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.cells = ms.nn.CellList([ms.nn.Dense(2, 2)])
+        try:
+            Stack()
+        except KeyError as exc:
+            print("KeyError", exc)
+    """)
+    assert done.returncode == 0 and "KeyError" in done.stdout and "cells" in done.stdout, done.stderr[-2000:]
