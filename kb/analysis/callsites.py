@@ -32,6 +32,7 @@ class CallSites:
     def __init__(self, root: Any, source: bytes) -> None:
         self.functions: dict[int, Any] = {}  # function id -> definition node
         self.calls: dict[int, list[tuple[Any, int]]] = {}  # function id -> [(call node, parameters skipped)]
+        self.callees: dict[int, set[int]] = {}  # function id -> the ids of the functions it calls (of those here)
         names: dict[bytes, Any | None] = {}  # top-level function name -> definition (None: defined twice)
         methods: dict[bytes, list[tuple[Any, Any]]] = {}  # method name -> [(class, definition)]
         for node in root.named_children:
@@ -64,6 +65,11 @@ class CallSites:
                     self._name(node, names[word], escaped)
         for key in escaped:
             self.calls.pop(key, None)
+        for key, calls in self.calls.items():
+            for call, _ in calls:
+                caller = _enclosing(call, "function_definition")
+                if caller is not None:
+                    self.callees.setdefault(caller.id, set()).add(key)
 
     def _name(self, node: Any, definition: Any | None, escaped: set[int]) -> None:
         if definition is None:
@@ -78,7 +84,7 @@ class CallSites:
 
     def _method(self, node: Any, owners: list[tuple[Any, Any]], escaped: set[int]) -> None:
         obj, call = node.child_by_field_name("object"), node.parent
-        owner = _enclosing_class(node)
+        owner = _enclosing(node, "class_definition")
         called = obj is not None and obj.type == "identifier" and obj.text == b"self" and call is not None \
             and call.type == "call" and _same(call.child_by_field_name("function"), node)
         for cls, definition in owners:
@@ -165,8 +171,8 @@ def _same(a: Any | None, b: Any) -> bool:
     return a is not None and a.id == b.id
 
 
-def _enclosing_class(node: Any) -> Any | None:
+def _enclosing(node: Any, kind: str) -> Any | None:
     parent = node.parent
-    while parent is not None and parent.type != "class_definition":
+    while parent is not None and parent.type != kind:
         parent = parent.parent
     return parent

@@ -32,6 +32,7 @@ import builtins
 import re
 from collections.abc import Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from kb.analysis.callsites import CallSites
 
@@ -119,22 +120,25 @@ class TensorNames:
         return found & allowed
 
     def _solve(self) -> None:
-        """The parameters known from calls, to the least fixed point: each round reads the callers' knowledge
-        of the round before (a caller's own parameters included), until nothing changes (``CALL_DEPTH`` rounds
-        at most: a chain of helpers that deep)."""
+        """The parameters known from calls, to the least fixed point: first every function's callers as they are
+        known without it, then again only the functions called from one whose knowledge grew (``CALL_DEPTH``
+        rounds at most: a chain of helpers that deep). A function's own names depend only on its parameters, so
+        only those of a function whose parameters grew are inferred again."""
         assert self.sites is not None
         self._called = {}
+        pending = set(self.sites.functions)
         for _ in range(CALL_DEPTH):
-            self._functions.clear()
-            found = {}
-            for key, definition in self.sites.functions.items():
-                names = self.sites.parameters(definition, self.is_tensor)
-                if names:
-                    found[key] = names
-            if found == self._called:
+            grown = {}
+            for key in pending:
+                names = self.sites.parameters(self.sites.functions[key], self.is_tensor)
+                if names != self._called.get(key, set()):
+                    grown[key] = names
+            if not grown:
                 break
-            self._called = found
-        self._functions.clear()
+            for key, names in grown.items():
+                self._called[key] = names
+                self._functions.pop(key, None)
+            pending = {callee for key in grown for callee in self.sites.callees.get(key, ())}
 
     def _unpacked(self, value: Any, known: set[bytes], owner: Any | None) -> bool:
         """An item of ``a, b = value`` is a tensor: value is a sub-layer call (LSTM's outputs) or a
@@ -394,6 +398,9 @@ TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"
 ANY_RECEIVER = frozenset({"torch.Tensor.size"})
 
 
+_KNOWN: WeakKeyDictionary = WeakKeyDictionary()  # analysis -> its TensorNames (with the file's calls)
+
+
 def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, int]]:
     """Call spans of the analysis's guessed tensor-method uses whose receiver is a tensor, or whose rewrite
     holds for any receiver (``ANY_RECEIVER``); ``with_edits``: only those with a rewrite (fix-all applies
@@ -402,7 +409,9 @@ def confident_guesses(analysis: Any, with_edits: bool = True) -> set[tuple[int, 
     if not guesses or analysis.tree is None:
         return set()
     root = analysis.tree.root_node
-    names = tensor_names(root, analysis.uses, analysis.alias, analysis.source)
+    names = _KNOWN.get(analysis)
+    if names is None:  # (one per analysis: fix-all asks for its sure and its marked guesses)
+        names = _KNOWN[analysis] = tensor_names(root, analysis.uses, analysis.alias, analysis.source)
     found = set()
     for use in guesses:
         if use.torch_name in ANY_RECEIVER:
