@@ -10,9 +10,11 @@ Two threads share this store, each with its own part:
   analysis.  Only the worker touches a ``Document``.
 
 The latest text and its version are one tuple, replaced whole, so the worker always reads a
-version together with its text.  The line edits let a request about the latest text be
-answered from an older analysis (``line_before``/``line_after``): a line no edit touched since
-is the same line, moved by the edits' line counts.
+version together with its text.  The edits (lines and the columns where each starts and ends) let a
+request about the latest text be answered from an older analysis: a line no edit touched since is
+the same line, moved by the edits' line counts (``line_before``/``line_after``), and so is a place
+on an edited line before the change or after it, moved by its columns (``position_before``,
+``range_after``).
 """
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ class LineEdit:
     first: int
     old_last: int
     new_last: int
+    # the columns (UTF-16) where it starts on ``first`` and where the text it replaced, and the text it put,
+    # end on ``old_last`` and ``new_last`` (EVERYTHING: unknown, as for a whole new text)
+    start: int = 0
+    old_end: int = EVERYTHING
+    new_end: int = EVERYTHING
 
 
 def line_before(edits: list[LineEdit], since: int, line: int) -> int | None:
@@ -95,6 +102,45 @@ def line_after(edits: list[LineEdit], since: int, line: int) -> int | None:
         elif line >= edit.first:
             return None
     return line
+
+
+def position_before(edits: list[LineEdit], since: int, line: int, character: int) -> tuple[int, int] | None:
+    """(line, character) of the latest text, in the text of version ``since``; None inside a change made
+    since (what is there now the older text did not have)."""
+    for edit in reversed(edits):
+        if edit.version <= since:
+            break
+        if (line, character) < (edit.first, edit.start):
+            continue
+        if (line, character) < (edit.new_last, edit.new_end):
+            return None
+        if line == edit.new_last:
+            line, character = edit.old_last, character - edit.new_end + edit.old_end
+        else:
+            line -= edit.new_last - edit.old_last
+    return line, character
+
+
+def range_after(edits: list[LineEdit], since: int, span: Any) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((line, character), (line, character)) of ``span`` (a range of the text of version ``since``) in the
+    latest text; None when a change made since touched it or its ends (a name typed on grows another name)."""
+    start, end = (span.start.line, span.start.character), (span.end.line, span.end.character)
+    for edit in edits:
+        if edit.version <= since:
+            continue
+        if end < (edit.first, edit.start):
+            continue
+        if start <= (edit.old_last, edit.old_end):
+            return None
+        start, end = _after(edit, *start), _after(edit, *end)
+    return start, end
+
+
+def _after(edit: LineEdit, line: int, character: int) -> tuple[int, int]:
+    """A place after ``edit`` in the text before it, in the text after it."""
+    if line == edit.old_last:
+        return edit.new_last, character - edit.old_end + edit.new_end
+    return line + edit.new_last - edit.old_last, character
 
 
 class DocumentStore:
@@ -145,9 +191,10 @@ class DocumentStore:
                 continue
             start = lines.offset(span.start.line, span.start.character)
             end = max(start, lines.offset(span.end.line, span.end.character))
-            first, last = lines.position(start).line, lines.position(end).line
+            (first, column), (last, old_end) = lines.position(start)[:2], lines.position(end)[:2]
             lines = lines.spliced(start, end, new)  # (no scan of the whole text per keystroke)
-            edits.append(LineEdit(version, first, last, first + new.count(b"\n")))
+            new_last, new_end = lines.position(start + len(new))[:2]
+            edits.append(LineEdit(version, first, last, new_last, column, old_end, new_end))
         text = lines.source
         self._lines[uri] = lines
         if len(edits) > MAX_LINE_EDITS:

@@ -1,61 +1,60 @@
 """Hover cards, `msmap.lookup` and `msmap.search`: what the knowledge base says about a name."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from lsprotocol import types
 
 from kb.analysis.msnames import mindspore_name_at
-from lsp.documents import line_after, line_before
+from lsp.documents import position_before, range_after
 from lsp.protocol import lsp_range
 from lsp.settings import ServerSettings
 
-FRESH_WAIT = 0.05  # seconds a hover on an edited line waits for the analysis of the latest text
-
-
 async def hover(publisher: Any, documents: Any, kb: Any, uri: str, line: int, character: int,
                 settings: ServerSettings, kind: types.MarkupKind = types.MarkupKind.Markdown) -> types.Hover | None:
-    """The card of the torch use under the cursor, from the last analysis of the document while a
-    newer one is pending (a line no edit touched since is the same line); a hover on a line edited
-    since waits ``FRESH_WAIT`` for the new analysis, then gives up (no card is better than a wrong one)."""
-    snapshot = publisher.snapshots.get(uri) or await publisher.current(uri)
-    if snapshot is None:
+    """The card of the torch (or MindSpore) name under the cursor, from the last analysis of the document,
+    never waiting for a newer one: the cursor is mapped through the edits made since to that analysis's text,
+    and the name's range back to the latest text. A place an edit made or touched since gets no card (no card
+    is better than a wrong one), and so does a document not analysed yet."""
+    snapshot = publisher.snapshots.get(uri)
+    if snapshot is None or snapshot.analysis is None:
         return None
-    old_line = line_before(documents.edits(uri), snapshot.version, line)
-    if old_line is None:
-        try:
-            snapshot = await asyncio.wait_for(asyncio.shield(publisher.current(uri)), FRESH_WAIT)
-        except asyncio.TimeoutError:
-            return None
-        old_line = None if snapshot is None else line_before(documents.edits(uri), snapshot.version, line)
-        if snapshot is None or old_line is None:
-            return None
-    if snapshot.analysis is None:
+    edits = documents.edits(uri)
+    at = position_before(edits, snapshot.version, line, character)
+    if at is None:
         return None
-    use = snapshot.analysis.use_at(snapshot.lines.offset(old_line, character))
+    offset = snapshot.lines.offset(*at)
+    use = snapshot.analysis.use_at(offset)
     if use is not None:
+        span = _moved(edits, snapshot.version, use.range)
+        if span is None:
+            return None
         from lsp import markdown  # the cards are not needed before the first hover: kept off the start-up path
 
         text = markdown.mapping_card(use.record, settings.target_family, settings.mindspore_version, settings.device)
-        return _hover(text, _moved(documents.edits(uri), snapshot.version, use.range), kind)
+        return _hover(text, span, kind)
     if b"mindspore" not in snapshot.source:
         return None
-    return await publisher.run(uri, lambda doc: mindspore_hover(doc, kb, doc.offset(line, character), settings, kind))
+    found = mindspore_hover(snapshot.document, kb, offset, settings, kind)
+    if found is None or found.range is None:
+        return found
+    span = _moved(edits, snapshot.version, found.range)
+    return None if span is None else _hover(found.contents.value, span, kind)
 
 
 def _moved(edits: list[Any], since: int, span: Any) -> types.Range | None:
-    """An engine range of the text of version ``since`` in the latest text; None if edited since."""
-    start, end = line_after(edits, since, span.start.line), line_after(edits, since, span.end.line)
-    if start is None or end is None:
+    """A range of the text of version ``since`` in the latest text; None if an edit touched it since."""
+    found = range_after(edits, since, span)
+    if found is None:
         return None
-    return types.Range(start=types.Position(line=start, character=span.start.character),
-                       end=types.Position(line=end, character=span.end.character))
+    (line, character), (end_line, end_character) = found
+    return types.Range(start=types.Position(line=line, character=character),
+                       end=types.Position(line=end_line, character=end_character))
 
 
 def mindspore_hover(document: Any, kb: Any, offset: int, settings: ServerSettings,
                     kind: types.MarkupKind) -> types.Hover | None:
-    """The card of the MindSpore name under the cursor (migrated code); runs in the analysis worker."""
+    """The card of the MindSpore name under the cursor (migrated code) in ``document``."""
     from lsp import markdown
 
     found = mindspore_name_at(document, offset)

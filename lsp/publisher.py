@@ -30,6 +30,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.analysis.document import Document
 from kb.analysis.text import LineIndex
 from lsp.documents import too_large, too_large_diagnostic
 from lsp.safety import MARK
@@ -49,11 +50,21 @@ class Snapshot:
     payload: Any  # what is published (the diagnostics)
     _lines: LineIndex | None = field(default=None, repr=False)
 
+    _document: Document | None = field(default=None, repr=False)
+
     @property
     def lines(self) -> LineIndex:
         if self._lines is None:
             self._lines = LineIndex(self.source)
         return self._lines
+
+    @property
+    def document(self) -> Document:
+        """Its text parsed (on the event loop, once: a hover on a MindSpore name reads it, never the worker's
+        document, which may be at a newer text)."""
+        if self._document is None:
+            self._document = Document(self.source)
+        return self._document
 
 
 class Publisher:
