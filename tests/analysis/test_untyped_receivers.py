@@ -68,9 +68,11 @@ def run(x: torch.Tensor, y: torch.Tensor):
     t.zero_()
     u = b.clone()
     u.add_(a)
+    v = a.clone()
+    v.copy_(b)  # (MindSpore's copy_ writes its receiver on CPU: left as written)
     w = a + b
     w.mul_(3.0)
-    return t, u, w
+    return t, u, w, v
 
 
 ''' + UNKNOWN, "else: t.zero_()", True),
