@@ -16,7 +16,8 @@ The out-of-place form is written only where it means what torch's in-place call 
   ``x.clamp_(0, 1)`` -> ``x = x.clamp(0, 1)``.  Rebinding keeps gradients right (``Tensor.assign_value`` would
   cut them); another reference to the same tensor would not see the change, as with any rebinding;
 - a whole statement whose receiver is an attribute (``self.scale.fill_(0.5)``, ``m.bias.data.zero_()``), a loop
-  variable (``for p in model.parameters(): p.clamp_(-c, c)``) or an argument not returned: the tensor held
+  variable (``for p in model.parameters(): p.clamp_(-c, c)``), an argument not returned or one changed under
+  ``torch.no_grad()`` (an initialiser such as trunc_normal_, whose callers drop what it returns): the tensor held
   there is given the new value, ``m.bias.assign_value(ms.ops.zeros_like(m.bias))`` (weight set-up and
   clipping, outside any gradient).  ``.data`` goes: MindSpore's ``Tensor.data`` is a copy, so writing to it
   would leave the parameter as it was;
@@ -39,6 +40,7 @@ use is left for a human with the reason.  The out-of-place call is planned as th
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +48,7 @@ from kb.analysis.arguments import Blocked, read_arguments
 from kb.analysis.resolver import Site
 from kb.analysis.text import TextEdit, apply_edits
 
+NO_GRAD = re.compile(rb"\b(?:no_grad|inference_mode)\b")
 # calls whose result is a tensor nobody else holds (the receiver of a value-position in-place call)
 FRESH = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
@@ -150,7 +153,11 @@ def _local(name: Any) -> bool:
         return False
     text = name.text
     if _parameter(function, text):
-        # an argument: rebound only where the function hands its value on (``x.sigmoid_(); return x + y``)
+        # an argument: rebound only where the function hands its value on (``x.sigmoid_(); return x + y``), unless
+        # torch changes it without gradients (an initialiser: ``with torch.no_grad(): t.erfinv_(); ...; return t``,
+        # whose callers drop what it returns): there the caller's tensor itself gets the value
+        if _without_gradients(name):
+            return False
         return any(n.type == "return_statement" and any(c.type == "identifier" and c.text == text for c in _walk(n))
                    for n in _walk(function.child_by_field_name("body")))
     assigned = False
@@ -168,6 +175,21 @@ def _local(name: Any) -> bool:
         if any(n.type == "identifier" and n.text == text for n in _walk(bound)):
             return False
     return assigned
+
+
+def _without_gradients(node: Any) -> bool:
+    """Inside ``with torch.no_grad():`` (``inference_mode``), or a function decorated with it."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "with_statement":
+            items = [i for c in parent.named_children if c.type == "with_clause" for i in c.named_children]
+            if any(NO_GRAD.search(item.text) for item in items):
+                return True
+        elif parent.type == "decorated_definition":
+            if any(d.type == "decorator" and NO_GRAD.search(d.text) for d in parent.named_children):
+                return True
+        parent = parent.parent
+    return False
 
 
 def _function_of(name: Any) -> Any | None:

@@ -133,12 +133,37 @@ def make():
     return Tied()
 '''
 
+# 2'. in-place ops on an argument under no_grad (timm's trunc_normal_ on a Parameter, whose callers drop what it
+# returns): the caller's tensor itself gets the value (rebinding the argument left the Parameter half initialised)
+NO_GRAD_INIT = '''import math
+
+import torch
+import torch.nn as nn
+
+
+def _fill_(tensor, mean, std):
+    with torch.no_grad():
+        tensor.mul_(0.9)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=-2.0, max=2.0)
+        return tensor
+
+
+def run(x):
+    p = nn.Parameter(torch.tanh(x))
+    _fill_(p, 0.5, 1.5)
+    return p * 1
+'''
+
 # id: the torch file and what it takes: ``inputs`` of ``run(...)``, or of the layer ``make()`` returns (``layer``)
 CASES: dict[str, dict] = {
     "torch-version-tests": {"source": VERSIONS, "inputs": {"x": [2, 3]}},
     "layer-from-a-factory": {"source": FACTORY, "inputs": {"i": {"shape": [2, 5], "dtype": "int64", "range": [0, 6]}}},
     "containers-from-generators": {"source": CONTAINERS, "inputs": {"x": [2, 4]}, "layer": True},
     "one-layer-twice": {"source": SHARED, "inputs": {"x": [2, 4]}, "layer": True},
+    "inplace-init-of-an-argument": {"source": NO_GRAD_INIT, "inputs": {"x": [3, 4]}},
     "api-gaps": {"source": GAPS, "inputs": {"x": [3, 4], "a": [2, 6, 3], "b": [2, 6, 2]}},
 }
 
