@@ -300,13 +300,16 @@ def simple(node: Any) -> bool:
 
 
 def _index(node: Any) -> bool:
-    """An index free of side effects: a name or an attribute chain on one, an integer, ``None``, ``...``, a negated
-    one of those, or a slice of them (``t[..., -self.max_len:, :]``, ``x[None, ...]``)."""
+    """An index free of side effects: a name or an attribute chain on one, an integer, ``None``, ``...``, a string,
+    a negated one of those, or a slice, list or tuple of them (``t[..., -self.max_len:, :]``, ``x[None, ...]``,
+    ``out["logits"][[i]]``)."""
     if node.type == "unary_operator":
         operand = node.child_by_field_name("argument")
         return operand is not None and (operand.type == "integer" or simple(operand))
-    if node.type == "slice":
+    if node.type in ("slice", "list", "tuple"):  # (``x[1:n]``, ``p[[idx]]``)
         return all(_index(part) for part in node.named_children)
+    if node.type == "string":  # a key (``out["logits"]``), not an f-string
+        return not any(part.type == "interpolation" for part in node.named_children)
     return node.type in SIMPLE_INDEXES or node.type == "attribute" and simple(node)
 
 

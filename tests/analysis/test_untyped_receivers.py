@@ -95,6 +95,12 @@ def helper(pair):
 
 
 ''' + UNKNOWN, "if isinstance(t[..., -mem.keep:, None], ms.Tensor)", True),
+    ("indexes-with-keys-and-lists", '''def helper(pair):
+    out = {"a": pair[0], "b": pair[1]}
+    return out["a"].clone().detach() * 2, out["b"][[0, 2]].detach()
+
+
+''' + UNKNOWN, 'if isinstance(out["a"], ms.Tensor)', True),
     ("called-with-a-tensor-and-an-unknown", '''def helper(mem):
     return mem.transpose(0, 1)
 
