@@ -202,3 +202,49 @@ class C:
     assert sites.parameters(by_name[b"m"], lambda node: node.text == b"p") == {b"p", b"q"}
     assert sites.parameters(by_name[b"s"], lambda node: node.type == "integer") == {b"p"}
     assert sites.parameters(by_name[b"n"], lambda node: True) == set()  # never called
+
+
+GRAPH_MODEL = '''import torch
+from torch import nn
+
+
+def helper(pair):
+    a, b = pair
+    t = a.mul(2.0)
+    t.zero_()
+    u = b.clone()
+    u.add_(a)
+    return a.clone().detach().transpose(-1, -2), t, u
+
+
+def scale(v, k):
+    return v.transpose(-1, -2).contiguous() * k
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        c, t, u = helper((x, x + 1))
+        return c, t, u, scale(x, 2.0)
+'''
+
+
+def test_guards_and_typed_helpers_run_in_graph_mode_with_torch_s_results(classic, mint, tmp_path, monkeypatch):
+    import numpy as np
+    import torch
+
+    from tests.analysis.executed import assert_modes_match, run_without_torch
+    from tests.analysis.test_graph_mode_helpers import RUN
+
+    monkeypatch.chdir(tmp_path)  # (GRAPH_MODE writes its analysis files into the working directory)
+    texts = {"classic": converted(classic, GRAPH_MODEL), "mint": converted(mint, GRAPH_MODEL)}
+    for family, text in texts.items():
+        assert "# msmap:" not in text and "else: t.zero_()" in text and text.count("isinstance(") == 4, text
+        (tmp_path / f"converted_{family}.py").write_text(text)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    scope: dict = {}
+    exec(GRAPH_MODEL, scope)
+    expected = [o.detach().numpy() for o in scope["Net"]()(torch.from_numpy(x))]
+    done = run_without_torch(tmp_path, texts["classic"], RUN.format(inputs=str(tmp_path / "x.npy"),
+                                                                      families=list(FAMILIES)))
+    assert_modes_match(done, expected, rtol=1e-5, atol=1e-5)
