@@ -228,9 +228,16 @@ class Net(nn.Module):
 '''
 
 
+def _torch_outputs(source_text: str, x) -> list:
+    import torch
+
+    scope: dict = {}
+    exec(source_text, scope)
+    return [o.detach().numpy() for o in scope["Net"]()(torch.from_numpy(x))]
+
+
 def test_guards_and_typed_helpers_run_in_graph_mode_with_torch_s_results(classic, mint, tmp_path, monkeypatch):
     import numpy as np
-    import torch
 
     from tests.analysis.executed import assert_modes_match, run_without_torch
     from tests.analysis.test_graph_mode_helpers import RUN
@@ -240,11 +247,8 @@ def test_guards_and_typed_helpers_run_in_graph_mode_with_torch_s_results(classic
     for family, text in texts.items():
         assert "# msmap:" not in text and "else: t.zero_()" in text and text.count("isinstance(") == 4, text
         (tmp_path / f"converted_{family}.py").write_text(text)
-    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    scope: dict = {}
-    exec(GRAPH_MODEL, scope)
-    expected = [o.detach().numpy() for o in scope["Net"]()(torch.from_numpy(x))]
-    done = run_without_torch(tmp_path, texts["classic"], RUN.format(inputs=str(tmp_path / "x.npy"),
-                                                                      families=list(FAMILIES)))
-    assert_modes_match(done, expected, rtol=1e-5, atol=1e-5)
+    inputs = tmp_path / "x.npy"
+    np.save(inputs, np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32))
+    script = RUN.format(inputs=str(inputs), families=list(FAMILIES))
+    assert_modes_match(run_without_torch(tmp_path, texts["classic"], script),
+                       _torch_outputs(GRAPH_MODEL, np.load(inputs)), rtol=1e-5, atol=1e-5)
