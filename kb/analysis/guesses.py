@@ -3,7 +3,10 @@
 Without types the engine cannot know ``x`` is a tensor, so these uses are marked
 ``guess=True``.  Receivers that are certainly not tensors are left alone: ``self``
 and ``cls``, literals, ``super()``, modules imported from elsewhere (``np``, ``os``),
-and objects whose torch type is already known (those resolved as real uses).
+objects whose torch type is already known (those resolved as real uses), and what a chain of calls
+starting at an array or data library other than torch gives
+(``np.asarray(y).reshape(2, 3).transpose(1, 0)``, ``pd.Series(y).map(type).unique()``): their own
+arrays, never torch tensors.
 """
 from __future__ import annotations
 
@@ -21,6 +24,42 @@ _LITERALS = frozenset({
 })
 
 
+# array and data libraries whose calls return their own arrays, frames and numbers: never a torch tensor (not Python's
+# own modules: copy.deepcopy(t), random.choice(ts) and functools.reduce give back what they were given)
+NOT_TENSOR_LIBRARIES = frozenset({"numpy", "pandas", "scipy", "sklearn", "polars", "math"})
+_IMPORT = re.compile(rb"(?m)^[ \t]*import[ \t]+([A-Za-z_][\w.]*)(?:[ \t]+as[ \t]+([A-Za-z_]\w*))?[ \t]*$")
+_FROM = re.compile(rb"(?m)^[ \t]*from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+([\w, \t]+)$")
+
+
+def library_names(source: bytes) -> set[bytes]:
+    """The names the file binds by importing ``NOT_TENSOR_LIBRARIES`` (``np``, ``from numpy import asarray``)."""
+    names = set()
+    for match in _IMPORT.finditer(source):
+        if match[1].split(b".")[0].decode() in NOT_TENSOR_LIBRARIES:
+            names.add(match[2] or match[1].split(b".")[0])
+    for match in _FROM.finditer(source):
+        if match[1].split(b".")[0].decode() in NOT_TENSOR_LIBRARIES:
+            for part in match[2].split(b","):
+                words = part.split()
+                if words:
+                    names.add(words[-1])
+    return names
+
+
+_HELD = {"attribute": "object", "call": "function", "subscript": "value"}
+
+
+def _chain_root(node: Any) -> Any:
+    """The name a chain of attributes, calls and subscripts starts at (``pd`` of ``pd.Series(y).map(type)``)."""
+    while node is not None and node.type in ("attribute", "call", "subscript", "parenthesized_expression"):
+        if node.type == "parenthesized_expression":
+            inner = node.named_children
+            node = inner[0] if len(inner) == 1 else None
+        else:
+            node = node.child_by_field_name(_HELD[node.type])
+    return node
+
+
 def _root(node: Any) -> Any:
     while node.type == "attribute":
         node = node.child_by_field_name("object")
@@ -36,6 +75,7 @@ def tensor_method_sites(
     """Guessed ``torch.Tensor`` method calls in ``start..end``; ``taken`` spans are already resolved."""
     taken = set(taken)
     sites: list[Site] = []
+    libraries: set[bytes] | None = None
     methods = catalog.tensor_methods  # method name (bytes) -> torch name or None, kept per catalog
     for match in _METHOD_CALL.finditer(source, start, len(source) if end is None else end):
         word = match[1]
@@ -70,6 +110,13 @@ def tensor_method_sites(
         if base is not None and base.type == "identifier" and base.text.decode("utf-8", "replace") in skip_names \
                 and not data:  # ``self.w.data.zero_()``: a tensor's data, whatever ``self`` is
             continue
+        if receiver.type in ("call", "subscript") or receiver.type == "attribute" and base is not None \
+                and base.type != "identifier":
+            chained = _chain_root(receiver)
+            if libraries is None:
+                libraries = library_names(source)
+            if chained is not None and chained.type == "identifier" and chained.text in libraries:
+                continue  # (a NumPy, pandas or standard-library value)
         record = catalog.lookup(torch_name)
         if record is not None:
             sites.append(Site(torch_name, record, "call", attribute, member=ident, call=call, guess=True))

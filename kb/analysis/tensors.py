@@ -187,6 +187,10 @@ class TensorNames:
                 return True
             if function is not None and _mindspore_function(function.text, self.alias):
                 return True
+            inner = function.child_by_field_name("function") if function is not None and function.type == "call" \
+                else None
+            if inner is not None and _mindspore_layer(inner.text, self.alias):
+                return True  # a layer built and called at once (ms.nn.Softmax(axis=1)(x)) returns a tensor
             if layers and function is not None and function.type == "identifier" and function.text not in BUILTINS:
                 # a helper of the model's own (nchw_to(x, fmt)) given a tensor returns one
                 arguments = node.child_by_field_name("arguments")
@@ -267,6 +271,13 @@ def _uncast(function: Any | None) -> Any | None:
             return function
         function = _cast_value(function)
     return function
+
+
+def _mindspore_layer(text: bytes, alias: bytes) -> bool:
+    """``ms.nn.Softmax``, ``ms.mint.nn.ReLU``: a MindSpore layer class (its instance, called, returns a tensor)."""
+    parts = text.split(b".")
+    return len(parts) >= 3 and parts[0] == alias and (parts[1] == b"nn" or parts[1:3] == [b"mint", b"nn"]) \
+        and parts[-1][:1].isupper()
 
 
 def _mindspore_function(text: bytes, alias: bytes) -> bool:

@@ -5,6 +5,7 @@ batches; the logs and the trained parameters must agree).
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.analysis.roundtrip import converted
@@ -89,6 +90,43 @@ def run(model, batches, log, path):
 '''
 
 
+# An evaluation inside the loop (pytorch-tabnet's predict): a layer built and called at once,
+# ``torch.nn.Softmax(dim=1)(out).detach().numpy()``, whose result the converter did not know for a tensor, and a NumPy
+# chain ``np.asarray(p).reshape(...).transpose(1, 0)`` it took for one: both were left with "if this is a tensor".
+INLINE_LAYER = '''\
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def run(model, batches, log, path):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        probs = torch.nn.Softmax(dim=1)(model(x)).detach().numpy()
+        table = np.asarray(probs).reshape(-1, 3).transpose(1, 0)
+        log.append(loss.item())
+        log.append(float(table[0].sum()))
+'''
+
+
+def _features(rng):
+    return [(rng.standard_normal((5, 4)).astype(np.float32), rng.integers(0, 3, 5)) for _ in range(3)]
+
+
 def _steps(rng):
     return [(rng.integers(0, 2, 1),) for _ in range(4)]
 
@@ -101,6 +139,7 @@ def _tagged(rng):
 CASES = {
     "masked-tagging": (MASKED_TAGGING, _tagged, []),
     "numpy-windows": (NUMPY_WINDOWS, _steps, []),
+    "inline-layer": (INLINE_LAYER, _features, []),
 }
 
 
@@ -142,3 +181,29 @@ def pick(values, starts):
 """
     text = converted(classic, source)
     assert "ms_index" not in text, text
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_layer_called_at_once_and_numpy_chains(ran, family):
+    """``nn.Softmax(dim=1)(x)`` is a tensor (its .detach().numpy() converts), a chain of NumPy calls is NumPy's (its
+    transpose stays), and the loop logs torch's numbers."""
+    text = trains_like_torch(ran, "inline-layer", family)
+    assert "np.asarray(probs).reshape(-1, 3).transpose(1, 0)" in text
+
+
+def test_chains_from_data_libraries_are_not_tensors(classic):
+    """A pandas or NumPy chain keeps its methods with no note; a chain starting at torch is still converted."""
+    source = """import numpy as np
+import pandas as pd
+import torch
+
+
+def f(y, x):
+    kinds = pd.Series(y).map(type).unique()
+    a = np.asarray(y).reshape(2, 3).transpose(1, 0)
+    t = torch.from_numpy(a).transpose(0, 1)
+    return kinds, a, t
+"""
+    text = converted(classic, source)
+    assert "pd.Series(y).map(type).unique()\n" in text and "np.asarray(y).reshape(2, 3).transpose(1, 0)\n" in text
+    assert "# msmap:" not in text and "transpose(0, 1)" not in text, text
