@@ -25,11 +25,12 @@ NEW = torch.__version__ >= "1.5.0"
 OLD = "1.10" > torch.__version__
 TUPLE = torch.__version__ >= (2, 2)
 PARSED = version.parse(torch.__version__) >= version.parse("1.8")
+WRAPPED = torch.__version__ >= torch.torch_version.TorchVersion("1.9")
 
 
 def run(x):
     pad = 1 if torch.__version__ >= "1.5.0" else 2
-    return x * pad + MAJOR + 10 * NEW + 100 * OLD + 1000 * PARSED + 10000 * TUPLE
+    return x * pad + MAJOR + 10 * NEW + 100 * OLD + 1000 * PARSED + 10000 * TUPLE + 100000 * WRAPPED
 '''
 
 # 2. API gaps: torch's unbiased overload of var/std (MindSpore's ddof), logit's eps, rand/randn size forms (values
@@ -203,8 +204,8 @@ def test_version_reported_or_kept_stays_marked(engine):
     """Only a version test is answered: a printed version or one stored in a name keeps the marker."""
     out = convert_source(engine, "import torch\n\nprint(torch.__version__)\ntv = torch.__version__\n"
                                  "N = torch.__version__ >= tv\nS = torch.__version__ >= '2.1.0a0'\n"
-                                 "E = torch.__version__ == '2.0'\n").text
-    assert out.count("# msmap:") == 5 and "True" not in out and "False" not in out
+                                 "E = torch.__version__ == '2.0'\nP = torch.__version__ > version.parse('2.0')\n").text
+    assert out.count("# msmap:") == 6 and "True" not in out and "False" not in out
     folded = convert_source(engine, "import torch\n\nA = torch.__version__ < '2.2'\n"
                                     "B = torch.__version__.split('+')[0]\n").text
     assert "A = False\n" in folded and "torch" not in folded

@@ -6,8 +6,8 @@ the knowledge base was built against (the torch snapshot of its build; ``MODERN_
 release, and only where the use is a version test:
 
 - a comparison with a literal (``torch.__version__ >= "1.5.0"``, ``"1.8" <= torch.__version__``,
-  ``torch.__version__ < (1, 7)``) becomes its answer, ``True`` or ``False``, computed as torch compares
-  (``TorchVersion`` compares release numbers, not strings: ``"2.13" >= "2.2"`` holds);
+  ``torch.__version__ < (1, 7)``, ``>= TorchVersion("1.9")``) becomes its answer, ``True`` or ``False``,
+  computed as torch compares (``TorchVersion`` compares release numbers, not strings: ``"2.13" >= "2.2"`` holds);
 - a split or parse (``torch.__version__.split(".")``, ``version.parse(torch.__version__)``,
   ``LooseVersion(torch.__version__)``) reads the version as a string literal (``"2.13.0"``), which those
   compare as versions themselves.
@@ -66,6 +66,10 @@ def literal_version(node: Any, source: bytes) -> tuple[int, ...] | None:
         return release(match.group(2)) if match else None
     if node.type == "tuple" and node.named_children and all(c.type == "integer" for c in node.named_children):
         return tuple(int(c.text) for c in node.named_children)
+    arguments = node.child_by_field_name("arguments") if node.type == "call" else None
+    if arguments is not None and called_name(node) == "TorchVersion" \
+            and [c.type for c in arguments.named_children] == ["string"]:  # (torch refuses a packaging Version)
+        return literal_version(arguments.named_children[0], source)
     return None
 
 
