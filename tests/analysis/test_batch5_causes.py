@@ -235,11 +235,12 @@ def test_an_attribute_named_like_a_cell_member_is_left_with_its_reason(engine):
     out = convert_source(engine, "import torch.nn as nn\n\n\nclass Stack(nn.Module):\n    def __init__(self):\n"
                                  "        super().__init__()\n        self.cells = nn.ModuleList([nn.Linear(2, 2)])\n"
                                  "        self.layers = nn.ModuleList([nn.Linear(2, 2)])\n"
-                                 "        self.steps = 0\n").text
+                                 "        self.steps = 0\n        self.phase = 'train'\n"  # (a plain value: kept)
+                                 "        self.compiled = nn.Linear(2, 2)\n        self.offload = 3\n").text
     lines = [line for line in out.splitlines() if "self." in line and "=" in line and "super" not in line]
-    reason = "# msmap: 'cells' is a member of MindSpore's Cell"
-    marked = [line.split("=")[0].strip() for line in lines if reason in line]
-    assert marked == ["self.cells"] and sum("# msmap:" in line for line in lines) == 1, out
+    marked = [line.split("=")[0].strip() for line in lines if "is a member of MindSpore's Cell" in line]
+    assert marked == ["self.cells", "self.compiled", "self.offload"], out
+    assert sum("# msmap:" in line for line in lines) == 3
 
 
 def test_mindspore_refuses_a_layer_assigned_to_a_cell_member(tmp_path):

@@ -2,8 +2,9 @@
 
 MindSpore's ``Cell`` has members torch's ``Module`` lacks (``cells``, ``phase``, ``shard``, ``recompute`` ...: the
 knowledge base's snapshot of ``mindspore.nn.Cell``). A layer or Parameter assigned to such a name raises KeyError
-("the cells child cell already exists in the network": held-out batch 5's mLSTM network), and any other value hides
-the method MindSpore itself calls on every cell (``set_train`` walks ``self.cells()``). Renaming the attribute
+("the cells child cell already exists in the network": held-out batch 5's mLSTM network), and any value given to a
+method's name hides the method MindSpore itself calls on every cell (``set_train`` walks ``self.cells()``); a plain
+value given to one of Cell's attributes (``self.phase = phase``) is left as it is. Renaming the attribute
 would change the names of the parameters under it, so a checkpoint with torch's names no longer loads: the
 assignment is left for a human with the reason, never converted as if nothing happened.
 """
@@ -40,13 +41,17 @@ class Stack(nn.Module):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
-        known: dict[str, bool] = {}
+        known: dict[str, str | None] = {}  # name -> "method" | "attribute" | None (no member of Cell alone)
+        layers = {u.call_span for u in context.uses_named(("torch.nn.",))
+                  if u.call_span and u.record is not None and u.record.get("kind") == "class"}
 
-        def clashes(name: str) -> bool:
+        def clashes(name: str, value: Any) -> bool:
+            """A method of Cell (any value hides it), or an attribute given a layer or Parameter (KeyError)."""
             if name not in known:
-                known[name] = not name.startswith("_") and context.catalog.lookup(MODULE + name) is None \
-                    and _is_cell_member(context.catalog, CELL + name)
-            return known[name]
+                known[name] = None if name.startswith("_") or context.catalog.lookup(MODULE + name) is not None \
+                    else _cell_member(context.catalog, CELL + name)
+            layer = value is not None and (value.start_byte, value.end_byte) in layers
+            return known[name] == "method" or (known[name] == "attribute" and layer)
 
         for use in context.uses_named(("torch.nn.Module",)):
             if use.torch_name != "torch.nn.Module":
@@ -57,17 +62,18 @@ class Stack(nn.Module):
             if bases is None or not (bases.start_byte <= use.start and use.end <= bases.end_byte):
                 continue
             for assignment, name in _self_assignments(cls):
-                if clashes(name):
+                if clashes(name, assignment.child_by_field_name("right")):
                     yield Finding(assignment, reason=REASON.format(name=name))
 
 
-def _is_cell_member(catalog: Any, name: str) -> bool:
-    kb = getattr(catalog, "kb", None)
-    reverse = getattr(kb, "reverse", None)
+def _cell_member(catalog: Any, name: str) -> str | None:
+    """"method" (it has a signature), "attribute", or None when the snapshot has no such member."""
+    reverse = getattr(getattr(catalog, "kb", None), "reverse", None)
     try:
-        return reverse is not None and reverse(name) is not None
+        found = reverse(name) if reverse is not None else None
     except Exception:  # (a knowledge base without the MindSpore snapshot answers nothing)
-        return False
+        return None
+    return None if not found else "method" if found.get("ms_signature") is not None else "attribute"
 
 
 def _self_assignments(cls: Any) -> Iterable[tuple[Any, str]]:
