@@ -101,6 +101,16 @@ def helper(pair):
 
 
 ''' + UNKNOWN, 'if isinstance(out["a"], ms.Tensor)', True),
+    ("in-place-on-a-slice-and-on-an-unpacked-name", '''def helper(pair):
+    a, b = pair
+    c = a.clone()
+    c[0:1].zero_()
+    s, t = b.clone(), b
+    s.fill_(2.0)
+    return c, s, t
+
+
+''' + UNKNOWN, "else: c[0:1].zero_()", True),
     ("called-with-a-tensor-and-an-unknown", '''def helper(mem):
     return mem.transpose(0, 1)
 
