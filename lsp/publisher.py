@@ -15,7 +15,7 @@ change it covers: analyses that would be superseded again are not run back to ba
 event loop (hovers, completions) is not starved of the interpreter while the user types.
 
 When an analysis ends, its ``Snapshot`` (version, text, analysis, diagnostics) is kept:
-hovers are answered from it while a newer analysis is pending (``lsp.documents`` maps lines
+hovers are answered from it, never waiting for a newer analysis (``lsp.documents`` maps places
 of the latest text to it), and its diagnostics are published when the editor is still at
 that version (results for a version the editor has moved past are dropped, not sent).
 """

@@ -412,8 +412,8 @@ def inputs(context: Context, names: Iterable[str]) -> dict[str, Hashable]:
 def region(scope: str, root: Any, start: int, end: int) -> tuple[int, int] | None:
     """The bytes a rule of ``scope`` runs again in after an edit of ``start..end`` (current offsets): the
     smallest piece holding all of it among a statement of the outermost function's body (expression, statement),
-    the outermost function (function) and the top-level statement (all, class). None: the whole file (file
-    scope, or no such piece holds the edit)."""
+    the outermost class (class), the outermost function (all but class, and class outside a class) and the
+    top-level statement (all). None: the whole file (file scope, or no such piece holds the edit)."""
     if scope == "file":
         return None
     node = root.descendant_for_byte_range(start, max(start, end - 1))
@@ -425,12 +425,14 @@ def region(scope: str, root: Any, start: int, end: int) -> tuple[int, int] | Non
         return None
     pieces = [chain[-1]]  # (the top-level statement; then smaller pieces first)
     function = next((n for n in reversed(chain) if n.type == "function_definition"), None)
-    if function is not None and scope != "class":
+    if function is not None:
         pieces.insert(0, function)
         body = function.child_by_field_name("body")
         statement = next((n for n in chain if n.parent == body), None)
-        if statement is not None and scope != "function":
+        if statement is not None and scope not in ("function", "class"):
             pieces.insert(0, statement)
+    if scope == "class":  # (the outermost class holding the edit, else the function)
+        pieces.insert(0, next((n for n in reversed(chain) if n.type == "class_definition"), pieces[0]))
     # (a larger piece is never wrong: every finding in it is found again)
     piece = next((p for p in pieces if p.start_byte <= start and end <= p.end_byte), None)
     return None if piece is None else (piece.start_byte, piece.end_byte)

@@ -44,6 +44,9 @@ class Net(nn.Module):
 """
 
     def find(self, context: Context) -> Iterable[Finding]:
+        start, end = context.within
+        if b"class" not in context.source[start:end]:
+            return  # (its findings are in classes)
         names = context.catalog.parameter_names()
         held: dict[tuple[int, str], tuple[Any, set[str]]] = {}  # (class, attribute) -> MindSpore classes assigned
         calls = [(call_at(context.root, u.call_span), u.choice.api) for u in context.uses_named(("torch.nn.",))
