@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kb.analysis.adapters import insertion
-from kb.analysis.arguments import read_arguments
+from kb.analysis.arguments import Blocked, read_arguments
 from kb.analysis.rewrite import is_auto
 from kb.analysis.rules import Context, Finding, Rule, register
 from kb.analysis.settingstatements import node_of
@@ -80,7 +80,10 @@ def helper_written(node: Any, context: Context, helper: str | None) -> list[Text
 
 def _viewed(call: Any) -> tuple[str, str] | None:
     """(the base's text, the view's arguments' text) when the call's one argument is ``<base>.view(<shape>)``."""
-    args, _ = read_arguments(call)
+    try:
+        args, _ = read_arguments(call)
+    except Blocked:  # (an incomplete call: the engine's use says why)
+        return None
     arguments = call.child_by_field_name("arguments")
     if len(args) != 1 or args[0].star or arguments is None or args[0].keyword not in (None, "tensor"):
         return None
