@@ -86,6 +86,7 @@ def _self_assignments(cls: Any) -> Iterable[tuple[Any, str]]:
         if node.type == "assignment":
             left = node.child_by_field_name("left")
             owner = left.child_by_field_name("object") if left is not None and left.type == "attribute" else None
-            if owner is not None and owner.text == b"self":
-                yield node, left.child_by_field_name("attribute").text.decode()
+            attribute = left.child_by_field_name("attribute") if owner is not None else None
+            if owner is not None and owner.text == b"self" and attribute is not None:
+                yield node, attribute.text.decode()
         stack.extend(node.named_children)
