@@ -74,7 +74,7 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, i
         return None
     if not statement and call.parent.type in ("argument_list", "keyword_argument"):
         return None  # handed to an optimizer: trainable_params() (rules/optimizer_parameters.py), or left
-    receiver = attribute.child_by_field_name("object")
+    receiver = _module_itself(attribute.child_by_field_name("object"))
     if receiver is None or receiver.text in (b"self", b"cls") or not _plain_path(receiver) \
             or receiver.text.decode("utf-8", "replace").partition(".")[0] in skip_names - {"self"}:
         return None
@@ -91,6 +91,20 @@ def _mode_site(root: Any, source: bytes, at: int, word: bytes, how: tuple[str, i
 
 MODULE_ONLY = {b"parameters", b"named_parameters", b"state_dict", b"load_state_dict", b"named_modules",
                b"modules", b"children", b"named_children"}
+
+
+RETURNS_ITSELF = {b"to", b"cpu", b"cuda", b"float", b"double", b"half", b"bfloat16", b"train", b"eval"}
+
+
+def _module_itself(node: Any | None) -> Any | None:
+    """``model`` of ``model.to(device)`` (``model.cpu().float()``): nn.Module's methods that return the module."""
+    while node is not None and node.type == "call":
+        function = node.child_by_field_name("function")
+        if function is None or function.type != "attribute" \
+                or function.child_by_field_name("attribute").text not in RETURNS_ITSELF:
+            break
+        node = function.child_by_field_name("object")
+    return node
 
 
 def _plain_path(node: Any) -> bool:

@@ -123,6 +123,33 @@ def run(model, batches, log, path):
 '''
 
 
+# A trainer's evaluation (wavencoder's test_evaluate_classifier): ``model.to(device).eval()``, the mode set on what
+# ``to`` returns (the module itself). Dropout makes the mode show: in training mode it would draw masks.
+EVAL_CHAIN = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+def run(model, batches, log, path, device=torch.device("cpu")):
+    model.train()
+    model.to(device).eval()
+    with torch.no_grad():
+        for x, y in batches:
+            log.append(F.cross_entropy(model(x), y).item())
+'''
+
+
 def _features(rng):
     return [(rng.standard_normal((5, 4)).astype(np.float32), rng.integers(0, 3, 5)) for _ in range(3)]
 
@@ -140,6 +167,7 @@ CASES = {
     "masked-tagging": (MASKED_TAGGING, _tagged, []),
     "numpy-windows": (NUMPY_WINDOWS, _steps, []),
     "inline-layer": (INLINE_LAYER, _features, []),
+    "eval-chain": (EVAL_CHAIN, _features, []),
 }
 
 
@@ -207,3 +235,11 @@ def f(y, x):
     text = converted(classic, source)
     assert "pd.Series(y).map(type).unique()\n" in text and "np.asarray(y).reshape(2, 3).transpose(1, 0)\n" in text
     assert "# msmap:" not in text and "transpose(0, 1)" not in text, text
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_mode_set_on_what_to_returns(ran, family):
+    """``model.to(device).eval()`` sets the Cell's mode (set_train(False)) after ``model.train()``: the evaluation
+    logs torch's numbers (with the mode left as training, dropout would draw masks)."""
+    text = trains_like_torch(ran, "eval-chain", family)
+    assert "model.to(device).set_train(False)" in text
