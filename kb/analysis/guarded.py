@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from kb.analysis.guesses import not_a_tensor
 from kb.analysis.inplace import unaliased
 from kb.analysis.tensors import NOT_TENSOR_METHODS, call_at, confident_guesses
 from kb.analysis.text import TextEdit, apply_edits, decode
@@ -46,6 +47,9 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
             or not _runs(use) or analysis.tree is None:
         return None
     call = call_at(analysis.tree.root_node, use.call_span)
+    receiver = _receiver(call)
+    if receiver is not None and not_a_tensor(receiver, analysis.source):
+        return replace(use, edits=[], unchanged=True)  # (a NumPy array's own method: as written, no test)
     links = _chain(call, analysis, is_definition)
     if call is not None and links is not None and len(links) > 1:
         first = _guard_chain(links[0][1], links, analysis, is_definition)
@@ -55,7 +59,6 @@ def guard(use: Any, analysis: Any, is_definition: Callable[[TextEdit], bool]) ->
         return replace(use, edits=[], unchanged=True) if any(c.id == call.id for c, _ in links) else None
     if not use.edits:
         return None
-    receiver = _receiver(call)
     if receiver is None or not simple(receiver) or _in_guard(call, receiver, analysis.alias):
         return None
     start, end = use.call_span

@@ -49,6 +49,57 @@ def library_names(source: bytes) -> set[bytes]:
 _HELD = {"attribute": "object", "call": "function", "subscript": "value"}
 
 
+def not_a_tensor(receiver: Any, source: bytes) -> bool:
+    """The receiver's chain starts at a local name that every assignment of its function binds to a value of an
+    array or data library (``a = np.zeros(3)``, then ``a.abs_()`` or ``a.clip(0, 1).sum()``), and that is no
+    parameter, loop or ``with`` target: a NumPy array or a frame, never a tensor. It reads the whole function:
+    for whole-file readers (fix-all, convert's markers), not for the per-statement site finders."""
+    root = _chain_root(receiver)
+    if root is None or root.type != "identifier":
+        return False
+    function = root.parent
+    while function is not None and function.type not in ("function_definition", "lambda", "module"):
+        function = function.parent
+    if function is None or function.type != "function_definition":
+        return False
+    libraries = library_names(source)
+    if not libraries:
+        return False
+    text = root.text
+    if any(n.type == "identifier" and n.text == text for n in _descendants(function.child_by_field_name("parameters"))):
+        return False
+    bound = False
+    for node in _descendants(function.child_by_field_name("body")):
+        if node.type in ("for_statement", "for_in_clause", "with_item", "named_expression", "as_pattern",
+                         "augmented_assignment", "global_statement", "nonlocal_statement"):
+            if text in node.text and any(n.type == "identifier" and n.text == text
+                                         for n in _descendants(node.child_by_field_name("left") or node)):
+                return False
+        elif node.type == "assignment":
+            left = node.child_by_field_name("left")
+            if left is None or text not in left.text or left.type in ("attribute", "subscript"):
+                continue
+            if left.type != "identifier":
+                return False  # (``a, b = pair``: whatever the pair held)
+            if left.text != text:
+                continue
+            value = _chain_root(node.child_by_field_name("right"))
+            if value is None or value.type != "identifier" or value.text not in libraries:
+                return False
+            bound = True
+    return bound
+
+
+def _descendants(node: Any) -> Any:
+    """``node`` and everything under it, not entering nested functions, classes or lambdas."""
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.named_children
+                     if c.type not in ("function_definition", "class_definition", "lambda"))
+
+
 def _chain_root(node: Any) -> Any:
     """The name a chain of attributes, calls and subscripts starts at (``pd`` of ``pd.Series(y).map(type)``)."""
     while node is not None and node.type in ("attribute", "call", "subscript", "parenthesized_expression"):
