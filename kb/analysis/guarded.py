@@ -260,6 +260,8 @@ def settled(use: Any, analysis: Any) -> bool:
     if not (use.guess and use.call_span) or analysis.tree is None:
         return False
     call = call_at(analysis.tree.root_node, use.call_span)
+    if written_by_msmap(call):
+        return True  # (msmap's own helper: its calls are MindSpore's, as written)
     first = call
     while first is not None and (inner := _receiver(first)) is not None and inner.type == "call" \
             and _receiver(inner) is not None:
@@ -267,6 +269,21 @@ def settled(use: Any, analysis: Any) -> bool:
     receiver = _receiver(first)
     return receiver is not None and (_in_guard(call, receiver, analysis.alias)
                                      or _within_guard(call, receiver, f"{analysis.alias}.Tensor"))
+
+
+WRITTEN = b"(written by msmap convert)"
+
+
+def written_by_msmap(node: Any | None) -> bool:
+    """``node`` lies in a function or class whose docstring says msmap wrote it (a helper convert adds)."""
+    while node is not None:
+        if node.type in ("function_definition", "class_definition"):
+            body = node.child_by_field_name("body")
+            first = body.named_children[0] if body is not None and body.named_children else None
+            if first is not None and first.type == "expression_statement" and WRITTEN in first.text:
+                return True
+        node = node.parent
+    return False
 
 
 def _within_guard(node: Any, receiver: Any, type_name: str) -> bool:

@@ -158,11 +158,12 @@ def left_by_convert(analysis: object) -> set[int]:
     a rewrite or a missing kernel, on a receiver not known to be a tensor, unless convert writes its rewrite
     behind a runtime type test: ``fixall.guarded_use``)."""
     from kb.analysis.fixall import guarded_use
+    from kb.analysis.guarded import settled
     from kb.analysis.tensors import confident_guesses
 
     uses = getattr(analysis, "uses", [])
     sure = confident_guesses(analysis) if any(u.guess for u in uses) else set()
     return {id(u) for u in uses if u.counts and (
         (u.guess and u.call_span not in sure and (u.edits or (u.choice is not None and not u.choice.runs))
-         and guarded_use(u, analysis) is None)
+         and guarded_use(u, analysis) is None and not settled(u, analysis))
         or (not u.guess and not u.edits and not u.unchanged))}
