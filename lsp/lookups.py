@@ -1,6 +1,7 @@
 """Hover cards, `msmap.lookup` and `msmap.search`: what the knowledge base says about a name."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from lsprotocol import types
@@ -10,13 +11,21 @@ from lsp.documents import position_before, range_after
 from lsp.protocol import lsp_range
 from lsp.settings import ServerSettings
 
+FIRST_WAIT = 5.0  # seconds a hover on a just-opened document waits for its first analysis
+
 async def hover(publisher: Any, documents: Any, kb: Any, uri: str, line: int, character: int,
                 settings: ServerSettings, kind: types.MarkupKind = types.MarkupKind.Markdown) -> types.Hover | None:
     """The card of the torch (or MindSpore) name under the cursor, from the last analysis of the document,
     never waiting for a newer one: the cursor is mapped through the edits made since to that analysis's text,
     and the name's range back to the latest text. A place an edit made or touched since gets no card (no card
-    is better than a wrong one), and so does a document not analysed yet."""
+    is better than a wrong one). A document with no analysis at all (just opened) waits for its first one, at most
+    ``FIRST_WAIT`` seconds: there is nothing older to answer from."""
     snapshot = publisher.snapshots.get(uri)
+    if snapshot is None:
+        try:
+            snapshot = await asyncio.wait_for(asyncio.shield(publisher.current(uri)), FIRST_WAIT)
+        except asyncio.TimeoutError:
+            return None
     if snapshot is None or snapshot.analysis is None:
         return None
     edits = documents.edits(uri)

@@ -193,6 +193,7 @@ async def did_change_configuration(ls: MsmapServer, params: types.DidChangeConfi
 def did_open(ls: MsmapServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
     if is_python(item.language_id, item.uri):
+        ls.publisher.cancel(item.uri)  # (re)opened: an analysis of the text before is of another text
         ls.documents.open(item.uri, item.text, item.version)
         ls.publisher.schedule(item.uri)
 

@@ -112,7 +112,9 @@ async def storm(store, publisher, hover) -> int:
     return lines_above
 
 
-async def test_hover_before_the_first_analysis_answers_at_once(real_kb, worker):
+async def test_hover_before_the_first_analysis_gives_up_after_the_first_wait(real_kb, worker):
+    """A just-opened document has nothing older to answer from: hover waits for the first analysis, but no longer
+    than ``lookups.FIRST_WAIT``; held past that, no card (and no second analysis was started for it)."""
     from kb.analysis import Engine
     from lsp import lookups
     from lsp.settings import ServerSettings
