@@ -10,7 +10,7 @@ that cannot be mapped raises ``Blocked`` with a reason a human can act on.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kb.analysis.text import TextEdit
@@ -82,6 +82,28 @@ def read_arguments(call: Any) -> tuple[list[Arg], Any]:
         else:
             args.append(Arg(child.start_byte, child.end_byte, child.start_byte, child.end_byte, _text(child)))
     return args, node
+
+
+# the NumPy-style keywords torch's argument parser takes for its own names (torch.cat(ts, axis=-1),
+# x.sum(axis=0, keepdims=True)); MindSpore's mint functions take only torch's names
+KEYWORD_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def _canonical_keywords(args: list[Arg], torch_sig: Any) -> tuple[list[Arg], dict[int, str]]:
+    """``args`` with each alias keyword under torch's own name, where the signature has that name and not the
+    alias; and ``id`` of each renamed argument -> the keyword as written."""
+    if torch_sig is None or not any(a.keyword in KEYWORD_ALIASES for a in args):
+        return args, {}
+    names = torch_sig.names
+    out, written = [], {}
+    for arg in args:
+        own = KEYWORD_ALIASES.get(arg.keyword or "")
+        if own is not None and own in names and arg.keyword not in names:
+            renamed = replace(arg, keyword=own)
+            written[id(renamed)] = arg.keyword or ""
+            arg = renamed
+        out.append(arg)
+    return out, written
 
 
 def _maps(target: dict[str, Any]) -> list[dict[str, Any]]:
@@ -190,11 +212,12 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     args, arglist = read_arguments(call)
     after = args[skip - 1].end if skip else None  # where added arguments go when no argument is kept
     args = args[skip:]
-    if not maps:
-        return []  # same parameters: the arguments carry over unchanged
+    torch_sig = parse_signature(record.get("torch_signature"))
+    args, written = _canonical_keywords(args, torch_sig)
+    if not maps:  # same parameters: the arguments carry over unchanged, an alias under torch's own name
+        return [TextEdit(a.name_start, a.name_end, a.keyword or "") for a in args if id(a) in written]
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
     added = [m for m in maps if m.get("kind") == "added" and m.get("ms")]
-    torch_sig = parse_signature(record.get("torch_signature"))
     ms_sig = parse_signature(target.get("ms_signature"))
     if any(a.star == "*" for a in args):
         relevant = _placeable_maps(args, by_torch, torch_sig)
@@ -269,6 +292,8 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         passed[arg.keyword] = arg
         if keyword_rule is None:
             final.append(arg.keyword)
+            if id(arg) in written:  # (an alias of a parameter the map keeps: torch's own name)
+                edits.append(TextEdit(arg.name_start, arg.name_end, arg.keyword))
             continue
         rule = keyword_rule
         kind = rule.get("kind", "same")
@@ -279,7 +304,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
             continue
         ms_name = rule.get("ms") or arg.keyword
         final.append(ms_name)
-        if ms_name != arg.keyword:
+        if ms_name != written.get(id(arg), arg.keyword):
             edits.append(TextEdit(arg.name_start, arg.name_end, ms_name))
         if kind == "transformed":
             new_value = value(arg.value, rule)
