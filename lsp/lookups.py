@@ -48,7 +48,9 @@ async def hover(publisher: Any, documents: Any, kb: Any, uri: str, line: int, ch
     if found is None or found.range is None:
         return found
     span = _moved(edits, snapshot.version, found.range)
-    return None if span is None else _hover(found.contents.value, span, kind)
+    if span is None or not isinstance(found.contents, types.MarkupContent):
+        return None
+    return _hover(found.contents.value, span, kind)
 
 
 def _moved(edits: list[Any], since: int, span: Any) -> types.Range | None:

@@ -180,7 +180,7 @@ def with_rules(engine: Any, document: Document, alias: str, has_torch_imports: b
     keys = [(u.start + moved[0], u.end + moved[0]) for u, moved in zip(uses, lag, strict=True)]
     uses, spans, lag = list(uses), list(spans), list(lag)
     # (rule order kept on ties, as one run of every rule gives them)
-    for use in sorted(found, key=lambda u: (u.start, u.end, order[u.rule])):
+    for use in sorted(found, key=lambda u: (u.start, u.end, order.get(u.rule or "", len(order)))):
         index = bisect_right(keys, (use.start, use.end))
         keys.insert(index, (use.start, use.end))
         uses.insert(index, use)

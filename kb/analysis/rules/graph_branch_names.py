@@ -84,7 +84,7 @@ class Quantizer(nn.Module):
     def reaches(self, inputs: Hashable, edited: bytes) -> bool:
         """A call to one of the file's functions added or removed (``self.helper(x)``) may make another function
         compiled or not."""
-        return any(name in inputs for name in WORDS.findall(edited))
+        return isinstance(inputs, frozenset) and any(name in inputs for name in WORDS.findall(edited))
 
 
 def _function_findings(function: Any) -> Iterable[Finding]:
