@@ -213,7 +213,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     after = args[skip - 1].end if skip else None  # where added arguments go when no argument is kept
     args = args[skip:]
     torch_sig = parse_signature(record.get("torch_signature"))
-    args, written = _canonical_keywords(args, torch_sig)
+    if not str(record.get("torch", "")).startswith("torch.Tensor."):  # (a method may be MindSpore's own already:
+        args, written = _canonical_keywords(args, torch_sig)    # its axis= is native there)
+    else:
+        written = {}
     if not maps:  # same parameters: the arguments carry over unchanged, an alias under torch's own name
         return [TextEdit(a.name_start, a.name_end, a.keyword or "") for a in args if id(a) in written]
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
