@@ -85,7 +85,7 @@ def read_arguments(call: Any) -> tuple[list[Arg], Any]:
 
 
 # the NumPy-style keywords torch's argument parser takes for its own names (torch.cat(ts, axis=-1),
-# x.sum(axis=0, keepdims=True)); MindSpore's mint functions take only torch's names
+# torch.sum(x, axis=0, keepdims=True)); MindSpore's mint functions take only torch's names
 KEYWORD_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 
 
@@ -213,10 +213,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     after = args[skip - 1].end if skip else None  # where added arguments go when no argument is kept
     args = args[skip:]
     torch_sig = parse_signature(record.get("torch_signature"))
-    if not str(record.get("torch", "")).startswith("torch.Tensor."):  # (a method may be MindSpore's own already:
-        args, written = _canonical_keywords(args, torch_sig)    # its axis= is native there)
-    else:
-        written = {}
+    # torch functions only: a method's receiver may be MindSpore's own already, whose axis= is native there
+    written: dict[int, str] = {}
+    if not str(record.get("torch", "")).startswith("torch.Tensor."):
+        args, written = _canonical_keywords(args, torch_sig)
     if not maps:  # same parameters: the arguments carry over unchanged, an alias under torch's own name
         return [TextEdit(a.name_start, a.name_end, a.keyword or "") for a in args if id(a) in written]
     by_torch = {m["torch"]: m for m in maps if m.get("torch") and m.get("kind") != "added"}
