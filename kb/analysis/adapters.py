@@ -23,6 +23,7 @@ value of a class the target's rewrite probe did not prove where it found others 
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kb.analysis.arguments import Blocked, plan_arguments
@@ -139,6 +140,23 @@ def _guard(condition: str, name: str, api: str) -> str:
     return f"if {condition}:\n        raise NotImplementedError({message!r})"
 
 
+_DEFINITION = re.compile(rb"(?:def|class) (\w+)\(")
+_defined: tuple[bytes, dict[str, int]] = (b"", {})
+
+
+def _definitions(source: bytes) -> dict[str, int]:
+    """Where each ``def NAME(`` or ``class NAME(`` written in ``source`` first ends, found once per text: a
+    file with thousands of calls needing one helper asked for it once per call, each a search of the text."""
+    global _defined
+    known = _defined
+    if known[0] is not source:
+        found: dict[str, int] = {}
+        for match in _DEFINITION.finditer(source):
+            found.setdefault(match[1].decode(), match.end())
+        known = _defined = (source, found)
+    return known[1]
+
+
 def insertion(node: Any, source: bytes, name: str, definition: str) -> TextEdit | None:
     """The edit adding ``definition`` just before the module-level statement that holds ``node``
     (so a class using it as a default argument finds it defined); None when the file defines
@@ -149,8 +167,11 @@ def insertion(node: Any, source: bytes, name: str, definition: str) -> TextEdit 
     while statement.parent is not None and statement.parent.parent is not None:
         statement = statement.parent
     offset = source.rfind(b"\n", 0, statement.start_byte) + 1
-    if any(f"{kind} {name}(".encode() in source[:offset] for kind in ("def", "class")):
+    end = _definitions(source).get(name)  # (``name``: a helper's, an ASCII identifier)
+    if end is not None and end <= offset:
         return None  # defined above already (a definition further down would come too late)
-    newlines = len(source[:offset]) - len(source[:offset].rstrip(b"\n"))
+    newlines = 0
+    while newlines < offset and source[offset - 1 - newlines] == 10:  # the blank lines just above
+        newlines += 1
     before = "" if offset == 0 else "\n" * max(0, 3 - newlines)  # two blank lines before a def
     return TextEdit(offset, offset, before + definition + "\n\n")
