@@ -15,7 +15,8 @@ def _call(doc: Document, text: bytes):
 
 def _insert(source: str, needs: str, name: str = "ms_helper") -> str | None:
     doc = Document(source)
-    edit = insertion(_call(doc, needs.encode()), doc.source, name, f"def {name}(x):\n    return x\n")  # (as callers pass it)
+    definition = f"def {name}(x):\n    return x\n"  # (ending in a newline, as callers pass it)
+    edit = insertion(_call(doc, needs.encode()), doc.source, name, definition)
     return None if edit is None else apply_edits(doc.source, [edit]).decode()
 
 
