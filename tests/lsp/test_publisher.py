@@ -116,8 +116,8 @@ async def test_line_edits_map_lines_between_versions():
 
 async def test_hover_answers_from_the_last_analysis_while_a_new_one_is_pending(fixed_env, worker):
     """A hover on a line no edit touched is answered at once from the last analysis, its range moved
-    to where the use is now; a hover on an edited line waits briefly for the new analysis, and gets
-    no card rather than a wrong one when that does not come in time."""
+    to where the use is now; a hover on an edited line gets no card at once (the old analysis does not
+    know that text, and a hover never waits for the new one) rather than a wrong card."""
     from kb.analysis import Catalog, Engine
     from kb.query import KB
     from lsp import lookups
