@@ -406,7 +406,8 @@ TENSOR_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"
 # Guessed methods whose rewrite is right whatever the receiver is that has the torch method: ``x.size(0)`` ->
 # ``x.shape[0]`` holds for a MindSpore tensor and a NumPy array alike, and as written it fails on MindSpore
 # (``Tensor.size`` is the element count, an int), so it is applied without knowing the receiver's type.
-ANY_RECEIVER = frozenset({"torch.Tensor.size"})
+# ``x.type(...)`` -> ``ms_tensor_type(x, ...)`` tests the receiver itself and calls another's own ``type``.
+ANY_RECEIVER = frozenset({"torch.Tensor.size", "torch.Tensor.type"})
 
 
 _KNOWN: WeakKeyDictionary = WeakKeyDictionary()  # analysis -> its TensorNames (with the file's calls)
