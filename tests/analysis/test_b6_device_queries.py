@@ -100,7 +100,7 @@ def test_branch_shapes(request, family):
                              "    if torch.cuda.is_available() or flag:\n        return 1\n"
                              "    if torch.backends.mps.is_available():\n        return 2\n    else:\n        y = 3\n"
                              "        return y\n")
-    # a test with an effect keeps it (only the body goes); an undecided one keeps the branch; an else takes the if's place
+    # a test with an effect keeps it (only the body goes); an undecided one keeps the branch; an else replaces the if
     assert "    if f(flag) and False:\n        pass\n" in text
     assert "    if False or flag:\n        return 1\n" in text
     assert text.endswith("    y = 3\n    return y\n") and "mps" not in text
