@@ -85,11 +85,13 @@ def statement_guard(use: Any, call: Any, new: bytes, receiver: Any, analysis: An
     of a name no other name may hold (``inplace.unaliased``: the function's own name, bound only to new tensors,
     never a parameter), or a write into the tensor itself (``assign_value``, a slice assignment), which every
     holder sees.  Elsewhere None: the marker stays."""
-    statement = call.parent
+    head = _value_assignment(call) or call  # ``y = s.masked_fill_(m, v)`` -> ``y = s = s.masked_fill(m, v)``
+    statement = head.parent
     source = analysis.source
     if statement is None or statement.type != "expression_statement" or len(statement.named_children) != 1 \
             or statement.parent is None or statement.parent.type not in ("block", "module"):
         return None
+    new = source[head.start_byte:call.start_byte] + new.strip() + source[call.end_byte:head.end_byte]
     line = source.rfind(b"\n", 0, statement.start_byte) + 1
     indent = source[line:statement.start_byte]
     rest = source[statement.end_byte:].split(b"\n", 1)[0].strip()
@@ -102,7 +104,12 @@ def statement_guard(use: Any, call: Any, new: bytes, receiver: Any, analysis: An
     if len(body) != 1:
         return None
     rebound = body[0]
-    if isinstance(rebound, ast.Assign) and len(rebound.targets) == 1 and isinstance(rebound.targets[0], ast.Name):
+    if head is not call:  # (the names the statement binds, the receiver's last: every one gets the new value)
+        if not (isinstance(rebound, ast.Assign) and isinstance(rebound.targets[-1], ast.Name)) \
+                or receiver.type != "identifier" or rebound.targets[-1].id != decode(receiver.text) \
+                or not unaliased(receiver):
+            return None
+    elif isinstance(rebound, ast.Assign) and len(rebound.targets) == 1 and isinstance(rebound.targets[0], ast.Name):
         if receiver.type != "identifier" or rebound.targets[0].id != decode(receiver.text) \
                 or not unaliased(receiver):
             return None
@@ -111,9 +118,18 @@ def statement_guard(use: Any, call: Any, new: bytes, receiver: Any, analysis: An
               and isinstance(rebound.value.func, ast.Attribute) and rebound.value.func.attr == "assign_value"):
         return None
     text = f"if isinstance({decode(receiver.text)}, {analysis.alias}.Tensor): {decode(new.strip())}\n" \
-        f"{decode(indent)}else: {decode(source[call.start_byte:call.end_byte])}"
-    edit = TextEdit(call.start_byte, call.end_byte, text)
+        f"{decode(indent)}else: {decode(source[head.start_byte:head.end_byte])}"
+    edit = TextEdit(head.start_byte, head.end_byte, text)
     return replace(use, edits=[edit] + definitions, title=f"{use.title}{TESTED}")
+
+
+def _value_assignment(call: Any) -> Any | None:
+    """The plain assignment whose whole value ``call`` is (``y = s.masked_fill_(m, v)``), if any."""
+    assignment = call.parent
+    if assignment is None or assignment.type != "assignment" or assignment.child_by_field_name("type") is not None:
+        return None
+    right = assignment.child_by_field_name("right")
+    return assignment if right is not None and right.id == call.id else None
 
 
 def _guarded(use: Any, new: bytes, old: bytes, receiver: Any, start: int, end: int, alias: str,

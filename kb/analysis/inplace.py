@@ -110,7 +110,8 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         raise Blocked(f"{name} changes a tensor other code can see (a view or an expression): rebind it yourself")
     returned = not whole and _returned_local(call, receiver)  # return x.sigmoid_() if inplace else x.sigmoid()
     rebound = not whole and _rebound_local(call, receiver)  # noise = noise.bernoulli_(p)
-    if not whole and not (_fresh(receiver) or returned or rebound):
+    handed = not whole and not rebound and _assigned_from_local(call, receiver)  # y = x.masked_fill_(m, v)
+    if not whole and not (_fresh(receiver) or returned or rebound or handed):
         raise Blocked(f"the call's value is used and {name} also changes its receiver: split it into a rebinding "
                       "and the use")
     receiver_text = receiver.text.decode("utf-8", "surrogateescape")
@@ -138,8 +139,9 @@ def plan(site: Site, lookup: Callable[[str], Any], out_of_place: Callable[[Site]
         text = text.replace(written, receiver_text, 1) if written != receiver_text else text
         if name[:-1] in BOOLEAN_TWINS:
             text = f"{text}.astype({receiver_text}.dtype)"  # m.eq_(0): m stays float
-    if sliced or whole and receiver.type == "identifier" and _local(receiver):
-        text = f"{receiver_text} = {text}"  # x = x.clamp(...); qkv_bias[a:b] = ops.zeros_like(qkv_bias[a:b])
+    if sliced or handed or whole and receiver.type == "identifier" and _local(receiver):
+        # x = x.clamp(...); qkv_bias[a:b] = ops.zeros_like(qkv_bias[a:b]); y = x = x.masked_fill(m, v)
+        text = f"{receiver_text} = {text}"
     elif whole:
         text = f"{receiver_text}.assign_value({text})"
     return f"Rewrite as {text}", [TextEdit(call.start_byte, call.end_byte, text)]
@@ -233,6 +235,22 @@ def _rebound_local(call: Any, receiver: Any) -> bool:
     left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
     return right is not None and right.id == call.id and left is not None and left.type == "identifier" \
         and left.text == receiver.text and _local(receiver)
+
+
+def _assigned_from_local(call: Any, receiver: Any) -> bool:
+    """``y = x.masked_fill_(m, v)``: the call is the whole value of a plain assignment statement to other targets,
+    its receiver a name the function binds (``_local``): torch leaves x and y holding the one changed tensor, and
+    ``y = x = x.masked_fill(m, v)`` binds both names to the new value, as the statement form ``x.masked_fill_(m,
+    v)`` -> ``x = x.masked_fill(m, v)`` does for x alone."""
+    assignment = call.parent
+    if receiver.type != "identifier" or assignment is None or assignment.type != "assignment" \
+            or assignment.child_by_field_name("type") is not None:
+        return False
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    statement = assignment.parent
+    return right is not None and right.id == call.id and left is not None \
+        and statement is not None and statement.type == "expression_statement" \
+        and len(statement.named_children) == 1 and _local(receiver)
 
 
 def _walk(node: Any) -> Any:
