@@ -27,7 +27,9 @@ The out-of-place form is written only where it means what torch's in-place call 
   ``ops.full_like(ops.zeros(3), 2.0)``);
 - a value returned from the function's own names (``return x.sigmoid_() if inplace else x.sigmoid()``): the
   value returned is the same;
-- a value assigned back to the name it changes, a name the function binds (``noise = noise.bernoulli_(p)``).
+- a value assigned back to the name it changes, a name the function binds (``noise = noise.bernoulli_(p)``);
+- the whole value of a plain assignment, its receiver a name the function binds: both names get the new value
+  (``y = x.masked_fill_(m, v)`` -> ``y = x = x.masked_fill(m, v)``).
 
 Anywhere else (``y = x.clamp_(0)``, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the
 use is left for a human with the reason.  The out-of-place call is planned as the engine plans
