@@ -1,0 +1,110 @@
+"""A weight-normalised layer's ``weight`` read after wrapping (held-out batch 6, pytorch-tdnn's tdnnf:
+``nn.init.xavier_normal_(self.temporal_conv.weight)`` on a ``weight_norm(nn.Conv1d(...))`` stopped at "'MsWeightNorm'
+object has no attribute 'weight'"). torch exposes the composed weight g * v / ||v|| there (an attribute the old
+``weight_norm`` recomputes before every call, a property of the parametrisation), and an in-place init of it changes
+nothing the layer uses; the converted wrapper (data/curated/recipes.yaml, MsWeightNorm) reads the same composed
+weight at each read. Run next to torch in both families, in a child without torch."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.analysis.executed import FAMILIES, run_without_torch
+from tests.analysis.roundtrip import converted
+
+MODEL = '''import torch
+import torch.nn as nn
+from torch.nn.utils import weight_norm
+from torch.nn.utils.parametrizations import weight_norm as parametrized_weight_norm
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 6, 3, padding=1, bias=False))
+        self.grid = weight_norm(nn.Conv2d(6, 3, 1), dim=1)
+        self.head = parametrized_weight_norm(nn.Linear(3, 5))
+        nn.init.xavier_normal_(self.conv.weight)  # (the composed weight: torch recomputes it before each call)
+
+    def forward(self, x):
+        y = self.conv(x)
+        y = self.grid(y[:, :, :, None])[:, :, :, 0]
+        return self.head(y.mean(-1))
+
+    def weights(self):
+        return self.conv.weight * 1.0, self.grid.weight * 1.0, self.head.weight * 1.0
+'''
+
+RUN = """
+import json
+
+import mindspore as ms
+import numpy as np
+
+from kb.weights import map_weights
+from kb.weights.convert import ms_params_of
+
+data = np.load({data!r})
+state = {{k[2:]: data[k] for k in data.files if k.startswith("s:")}}
+rules = json.load(open({rules!r}))
+found = {{}}
+for family in {families!r}:
+    module = __import__(f"converted_{{family}}")
+    net = module.Net()
+    mapped = map_weights(state, ms_params_of(net), rules=rules)
+    for p in net.get_parameters():
+        p.set_data(ms.Tensor(mapped.values[p.name]))
+    found[family] = {{"unfilled": mapped.unfilled_ms, "out": net(ms.Tensor(data["x"])).asnumpy().tolist(),
+                      "weights": [w.asnumpy().reshape(-1).tolist() for w in net.weights()],
+                      "shapes": [list(w.shape) for w in net.weights()]}}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def texts(classic, mint):
+    return {"classic": converted(classic, MODEL), "mint": converted(mint, MODEL)}
+
+
+def test_the_wrapped_layers_convert_with_nothing_left(texts):
+    for text in texts.values():
+        assert "# msmap:" not in text and "import torch" not in text, text
+        assert "ms_init_(self.conv.weight" in text, text
+
+
+def test_the_composed_weight_reads_as_torch_s_and_an_init_of_it_changes_nothing(texts, real_kb, tmp_path,
+                                                                             monkeypatch):
+    import torch
+
+    monkeypatch.chdir(tmp_path)
+    for family, text in texts.items():
+        (tmp_path / f"converted_{family}.py").write_text(text)
+    scope: dict = {}
+    exec(MODEL, scope)
+    torch.manual_seed(0)
+    net = scope["Net"]()
+    with torch.no_grad():  # g no longer ||v||, so the composed weight is not v
+        for name, p in net.named_parameters():
+            if name.endswith(("weight_g", "original0")):
+                p.mul_(torch.rand_like(p) + 0.5)
+    x = np.random.default_rng(0).standard_normal((2, 4, 7)).astype(np.float32)
+    state = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    with torch.no_grad():
+        out = net(torch.from_numpy(x)).numpy()
+        weights = [w.numpy() for w in net.weights()]  # (after a call: the old weight_norm's attribute is fresh)
+    np.savez(tmp_path / "data.npz", x=x, **{"s:" + k: v for k, v in state.items()})
+    (tmp_path / "rules.json").write_text(json.dumps(real_kb.weight_rules()))
+    done = run_without_torch(tmp_path, texts["classic"], RUN.format(
+        data=str(tmp_path / "data.npz"), rules=str(tmp_path / "rules.json"), families=FAMILIES))
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().split("\n")[-1])
+    for family in FAMILIES:
+        got = found[family]
+        assert got["unfilled"] == [], family
+        np.testing.assert_allclose(np.array(got["out"]), out, rtol=1e-5, atol=1e-6, err_msg=family)
+        for i, (value, shape, want) in enumerate(zip(got["weights"], got["shapes"], weights, strict=True)):
+            assert int(np.prod(shape)) == want.size, (family, i, shape)  # (classic Conv1d: one more size-1 axis)
+            np.testing.assert_allclose(np.array(value), want.reshape(-1), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{family} weight {i}")
