@@ -49,23 +49,24 @@ from kb.weights.convert import ms_params_of
 data = np.load({data!r})
 state = {{k[2:]: data[k] for k in data.files if k.startswith("s:")}}
 rules = json.load(open({rules!r}))
-found = {{}}
+results = {{}}
 for family in {families!r}:
     module = __import__(f"converted_{{family}}")
     net = module.Net()
     mapped = map_weights(state, ms_params_of(net), rules=rules)
     for p in net.get_parameters():
         p.set_data(ms.Tensor(mapped.values[p.name]))
-    found[family] = {{"unfilled": mapped.unfilled_ms, "out": net(ms.Tensor(data["x"])).asnumpy().tolist(),
+    results[family] = {{"unfilled": mapped.unfilled_ms, "out": net(ms.Tensor(data["x"])).asnumpy().tolist(),
                       "weights": [w.asnumpy().reshape(-1).tolist() for w in net.weights()],
                       "shapes": [list(w.shape) for w in net.weights()]}}
-print(json.dumps(found))
+print(json.dumps(results))
 """
 
 
 @pytest.fixture(scope="module")
 def texts(classic, mint):
-    return {"classic": converted(classic, MODEL), "mint": converted(mint, MODEL)}
+    engines = dict(zip(FAMILIES, (classic, mint), strict=True))
+    return {family: converted(engine, MODEL) for family, engine in engines.items()}
 
 
 def test_the_wrapped_layers_convert_with_nothing_left(texts):
@@ -74,21 +75,29 @@ def test_the_wrapped_layers_convert_with_nothing_left(texts):
         assert "ms_init_(self.conv.weight" in text, text
 
 
+def _torch_net():
+    """torch's model, each g scaled so that it is no longer ||v|| (the composed weight is not v)."""
+    import torch
+
+    torch.manual_seed(0)
+    scope: dict = {}
+    exec(MODEL, scope)
+    net = scope["Net"]()
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if name.endswith(("weight_g", "original0")):
+                p.mul_(torch.rand_like(p) + 0.5)
+    return net
+
+
 def test_the_composed_weight_reads_as_torch_s_and_an_init_of_it_changes_nothing(texts, real_kb, tmp_path,
                                                                              monkeypatch):
     import torch
 
+    net = _torch_net()
     monkeypatch.chdir(tmp_path)
     for family, text in texts.items():
         (tmp_path / f"converted_{family}.py").write_text(text)
-    scope: dict = {}
-    exec(MODEL, scope)
-    torch.manual_seed(0)
-    net = scope["Net"]()
-    with torch.no_grad():  # g no longer ||v||, so the composed weight is not v
-        for name, p in net.named_parameters():
-            if name.endswith(("weight_g", "original0")):
-                p.mul_(torch.rand_like(p) + 0.5)
     x = np.random.default_rng(0).standard_normal((2, 4, 7)).astype(np.float32)
     state = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
     with torch.no_grad():
