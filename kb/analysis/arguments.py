@@ -239,7 +239,6 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     loose = {p.name for p in torch_sig.parameters if p.default is not None} \
         if ms_sig is None and torch_sig is not None and record.get("kind") == "class" else set()
 
-    invisible = _inplace_invisible(call, args, record)
     edits: list[TextEdit] = []
     removed: set[int] = set()
     passed: dict[str, Arg] = {}
@@ -264,7 +263,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
             continue
         passed[name] = arg
         if kind in ("dropped", "unsupported"):
-            if not (name == "inplace" and invisible):
+            if name != SWITCH:
                 _drop(rule, arg, kind)
             removed.add(index)
             in_place = False
@@ -301,7 +300,7 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
         rule = keyword_rule
         kind = rule.get("kind", "same")
         if kind in ("dropped", "unsupported"):
-            if not (arg.keyword == "inplace" and invisible):
+            if arg.keyword != SWITCH:
                 _drop(rule, arg, kind)
             removed.add(index)
             continue
@@ -330,26 +329,10 @@ def plan_arguments(call: Any, record: dict[str, Any], target: dict[str, Any], so
     return edits
 
 
-TEMPORARY = ("binary_operator", "unary_operator", "call", "parenthesized_expression", "conditional_expression")
-
-
-def _inplace_invisible(call: Any, args: list[Arg], record: dict[str, Any]) -> bool:
-    """``F.relu6(x + 3.0, inplace=True)``, ``x = F.relu(x, inplace=True)``: a function whose input no other code
-    sees after the call (a value made for it, or the name the result is assigned back to), so writing the
-    result in place or not is the same and ``inplace`` can go."""
-    positional = [a for a in args if a.keyword is None and not a.star]
-    if record.get("kind") != "function" or not positional:
-        return False
-    arguments = call.child_by_field_name("arguments")
-    first = next((c for c in arguments.named_children if c.type != "comment"), None) if arguments else None
-    if first is None or first.type == "keyword_argument":
-        return False
-    if first.type in TEMPORARY:
-        return True
-    assignment = call.parent
-    left = assignment.child_by_field_name("left") if assignment is not None and assignment.type == "assignment" \
-        else None
-    return left is not None and left.type == "identifier" and first.type == "identifier" and left.text == first.text
+# torch's in-place switch of activations and dropout (``nn.ReLU(inplace=True)``, ``F.elu(x, inplace=True)``): the
+# values are the same without it, so it goes; where torch's overwritten input could still be read, the call is
+# marked (rules/inplace_activations.py)
+SWITCH = "inplace"
 
 
 def _none_as_omitted(rule: dict[str, Any], arg: Arg) -> bool:

@@ -167,9 +167,10 @@ def test_generator_seeds_multinomial_and_replacement_is_torch_default(real_kb):
 
 
 def test_inplace_on_a_tensor_other_code_sees_keeps_its_marker(classic):
-    """``y = F.relu6(x, inplace=True)`` changes x for the code after it: MindSpore cannot, so it is left."""
+    """``y = F.relu6(x, inplace=True)`` changes x for the code after it: MindSpore cannot, so it converts with the
+    marker (rules/inplace_activations.py)."""
     text = convert_source(classic, "import torch.nn.functional as F\n\n\ndef f(x):\n"
                           "    x = F.leaky_relu(x, 0.2, inplace=True)\n    y = F.relu6(x, inplace=True)\n"
                           "    return x, y\n").text
     assert "x = ms.ops.leaky_relu(x, 0.2)\n" in text  # assigned back to its own name: nothing else sees it
-    assert "y = F.relu6(x, inplace=True)  # msmap:" in text
+    assert "y = ms.ops.relu6(x)  # msmap: torch's inplace=True also overwrote the input" in text
