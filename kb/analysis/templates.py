@@ -107,6 +107,12 @@ def bind(call: Any, record: dict[str, Any], target: dict[str, Any] | None = None
                              values)
         positional = []
     for index, arg in enumerate(positional):
+        if index >= len(order) and signature is not None and signature.has("var_positional"):
+            # ``tree_map(func, tree, *rests)``: the arguments after the named ones are what ``*rests`` collects
+            name = next(p.name for p in signature.parameters if p.kind == "var_positional")
+            values = [a.value for a in positional[index:]]
+            bound[name] = Spread(f"({', '.join(values)},)", values)
+            break
         if index >= len(order):
             raise Blocked(f"more positional arguments than {record.get('torch')} takes")
         bound[order[index]] = arg.value

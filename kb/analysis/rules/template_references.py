@@ -1,5 +1,5 @@
-"""A function whose calls convert by a template, used as a value: ``fn = rearrange``, ``partial(rearrange, ...)``,
-``apply(repeat, xs, 'b n -> b k n', k=2)``, ``{"mean": reduce}``.
+"""A function (or a class) whose calls convert by a template, used as a value: ``fn = rearrange``,
+``partial(rearrange, ...)``, ``apply(repeat, xs, 'b n -> b k n', k=2)``, ``{"mean": reduce}``.
 
 A call ``rearrange(x, p, h=2)`` becomes the template's code (``MsEinops.apply(x, p, h=2)``); the target's API
 (``ops.permute``) is only what that code mostly calls, so renaming a reference to it gives a function that takes
@@ -11,7 +11,9 @@ into the file with the template's helper::
     def ms_einops_rearrange(tensor, pattern, **axes_lengths):
         return MsEinops.apply(tensor, pattern, **axes_lengths)
 
-so every later call, positional or by torch's keywords, runs the code a call converts to. Where the template does more
+so every later call, positional or by torch's keywords, runs the code a call converts to. A class whose calls
+become a helper class taking torch's parameters (``self.dist = torch.distributions.Categorical`` ->
+``MsCategorical``) is referred to the same way, and only where such a template exists. Where the template does more
 with the arguments (a condition, an optional keyword, the receiver), a reference the engine would rename to the
 target's API is left for a human with the reason; its markers and torch-signature adapters stay as they are.
 """
@@ -49,18 +51,21 @@ def run(x):
 
     def find(self, context: Context) -> Iterable[Finding]:
         for use in context.uses_named(("",)):
-            if use.kind != "attribute" or use.member or (use.record or {}).get("kind") != "function":
+            kind = (use.record or {}).get("kind")
+            if use.kind != "attribute" or use.member or kind not in ("function", "class"):
                 continue
             choice = context.choose(use.record)
             templates = choice.target.get("template") if choice is not None and is_auto(choice) else None
             if not templates or templates == [""]:
                 continue  # (a plain rename: the engine's)
+            if kind == "class" and not _builds_helper_class(choice.target):
+                continue
             node = context.root.named_descendant_for_byte_range(use.start, use.end)
             if node is None or in_type_context(node):
                 continue
             made = _function(use.record, choice.target, context.alias)
             if isinstance(made, str):
-                if [e.new_text for e in use.edits] == [spelled(choice.api, context.alias)]:
+                if kind == "function" and [e.new_text for e in use.edits] == [spelled(choice.api, context.alias)]:
                     # (renamed to the API the template mostly calls: a function taking other arguments)
                     yield Finding((use.start, use.end), reason=made, record=use.record, replaces=use.torch_name)
                 continue  # (a marker or a torch-signature adapter already: the engine's)
@@ -71,6 +76,12 @@ def run(x):
                 edits += [added] if added is not None else []
             yield Finding((use.start, use.end), edits, record=use.record, replaces=use.torch_name,
                           title=f"{TITLE} ({name})")
+
+
+def _builds_helper_class(target: dict[str, Any]) -> bool:
+    """Whether a class's calls become its helper class's (``MsCategorical(...)`` of ``class MsCategorical``)."""
+    found = re.match(r"class (\w+)\(", target.get("helper") or "")
+    return found is not None and all(t.startswith(found[1] + "(") for t in target.get("template") or [])
 
 
 def _function(record: dict[str, Any], target: dict[str, Any], alias: str) -> tuple[str, list[tuple[str, str]]] | str:
