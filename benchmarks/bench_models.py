@@ -373,10 +373,15 @@ def child_ms(args: dict) -> None:
         except ImportError as exc:
             step("weights", ok=False, error=f"kb.weights not available ({exc})")
             return
+        from kb.weights.convert import fill_buffers, ms_buffers_of
+
         torch_state = dict(np.load(args["state"]))
         params = {p.name: p for p in net.get_parameters()}
-        wm = map_weights(torch_state, {n: (tuple(p.shape), str(p.dtype)) for n, p in params.items()},
+        buffers = ms_buffers_of(net)  # (torch's persistent buffers are in its state too: register_buffer)
+        wm = map_weights(torch_state, {**buffers, **{n: (tuple(p.shape), str(p.dtype)) for n, p in params.items()}},
                          family=args["family"])
+        fill_buffers(net, {n: v for n, v in wm.values.items() if n in buffers and n not in params})
+        wm.unfilled_ms = [n for n in wm.unfilled_ms if n in params]  # (a buffer torch has not: its own value)
         problems = []
         for name, p in params.items():
             if name not in wm.values:

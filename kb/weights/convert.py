@@ -19,6 +19,34 @@ def ms_params_of(net: Any) -> dict[str, tuple[tuple[int, ...], str]]:
     return {p.name: (tuple(int(d) for d in p.shape), str(p.dtype)) for p in net.get_parameters()}
 
 
+def ms_buffers_of(net: Any) -> dict[str, tuple[tuple[int, ...], str]]:
+    """A built Cell's persistent buffers, name -> (shape, dtype name): what ``Cell.state_dict`` holds beside the
+    parameters (a torch buffer kept by ``register_buffer``). A checkpoint of parameters does not carry them, so
+    torch's values for them (in its state_dict too) are written with ``fill_buffers``."""
+    import mindspore
+
+    try:
+        state = net.state_dict() if hasattr(net, "state_dict") else {}
+    except Exception:  # noqa: BLE001 - a cell whose state MindSpore cannot list: its parameters are still filled
+        return {}
+    return {name: (tuple(int(d) for d in t.shape), str(t.dtype)) for name, t in state.items()
+            if isinstance(t, mindspore.Tensor) and not isinstance(t, mindspore.Parameter)}
+
+
+def fill_buffers(net: Any, values: dict[str, np.ndarray]) -> list[str]:
+    """Give each persistent buffer of ``net`` (``ms_buffers_of``) its value in ``values``, in the buffer's dtype
+    (``assign_value``: the tensor the cell holds changes); the names filled."""
+    import mindspore
+
+    filled = []
+    for name in ms_buffers_of(net):
+        if name in values:
+            buffer = net.get_buffer(name)
+            buffer.assign_value(mindspore.Tensor(np.asarray(values[name])).astype(buffer.dtype))
+            filled.append(name)
+    return filled
+
+
 def build_cell(path: Path, expr: str) -> Any:
     """The user's MindSpore model (stages import/build), checked to be a mindspore.nn.Cell."""
     import mindspore

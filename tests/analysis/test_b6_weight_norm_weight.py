@@ -6,12 +6,11 @@ nothing the layer uses; the converted wrapper (data/curated/recipes.yaml, MsWeig
 weight at each read. Run next to torch in both families, in a child without torch."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from tests.analysis.executed import FAMILIES, run_without_torch
+from tests.analysis.executed import FAMILIES
+from tests.analysis.loaded_state import run_with_torch_state
 from tests.analysis.roundtrip import converted
 
 MODEL = '''import torch
@@ -38,28 +37,14 @@ class Net(nn.Module):
 '''
 
 RUN = """
-import json
-
-import mindspore as ms
-import numpy as np
-
-from kb.weights import map_weights
-from kb.weights.convert import ms_params_of
-
-data = np.load({data!r})
-state = {{k[2:]: data[k] for k in data.files if k.startswith("s:")}}
-rules = json.load(open({rules!r}))
-results = {{}}
 for family in {families!r}:
-    module = __import__(f"converted_{{family}}")
-    net = module.Net()
+    net = __import__(f"converted_{{family}}").Net()
     mapped = map_weights(state, ms_params_of(net), rules=rules)
     for p in net.get_parameters():
         p.set_data(ms.Tensor(mapped.values[p.name]))
     results[family] = {{"unfilled": mapped.unfilled_ms, "out": net(ms.Tensor(data["x"])).asnumpy().tolist(),
-                      "weights": [w.asnumpy().reshape(-1).tolist() for w in net.weights()],
-                      "shapes": [list(w.shape) for w in net.weights()]}}
-print(json.dumps(results))
+                       "weights": [w.asnumpy().reshape(-1).tolist() for w in net.weights()],
+                       "shapes": [list(w.shape) for w in net.weights()]}}
 """
 
 
@@ -96,19 +81,12 @@ def test_the_composed_weight_reads_as_torch_s_and_an_init_of_it_changes_nothing(
 
     net = _torch_net()
     monkeypatch.chdir(tmp_path)
-    for family, text in texts.items():
-        (tmp_path / f"converted_{family}.py").write_text(text)
     x = np.random.default_rng(0).standard_normal((2, 4, 7)).astype(np.float32)
     state = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
     with torch.no_grad():
         out = net(torch.from_numpy(x)).numpy()
         weights = [w.numpy() for w in net.weights()]  # (after a call: the old weight_norm's attribute is fresh)
-    np.savez(tmp_path / "data.npz", x=x, **{"s:" + k: v for k, v in state.items()})
-    (tmp_path / "rules.json").write_text(json.dumps(real_kb.weight_rules()))
-    done = run_without_torch(tmp_path, texts["classic"], RUN.format(
-        data=str(tmp_path / "data.npz"), rules=str(tmp_path / "rules.json"), families=FAMILIES))
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().split("\n")[-1])
+    found = run_with_torch_state(texts, state, {"x": x}, RUN, tmp_path, real_kb)
     for family in FAMILIES:
         got = found[family]
         assert got["unfilled"] == [], family
