@@ -31,8 +31,9 @@ The out-of-place form is written only where it means what torch's in-place call 
 - the whole value of a plain assignment, its receiver a name the function binds: both names get the new value
   (``y = x.masked_fill_(m, v)`` -> ``y = x = x.masked_fill(m, v)``).
 
-Anywhere else (``y = x.clamp_(0)`` on an argument x the function does not return, ``x.view(-1).fill_(1)``) torch changes a tensor other code can see, so the
-use is left for a human with the reason.  The out-of-place call is planned as the engine plans
+Anywhere else (``y = x.clamp_(0)`` on an argument x the function does not return, ``x.view(-1).fill_(1)``) torch
+changes a tensor other code can see, so the use is left for a human with the reason.  The out-of-place call is planned
+as the engine plans
 ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and become
 ``ops.full_like`` / ``ops.zeros_like``; ``bernoulli_(p)`` draws 1 with probability p whatever the receiver holds
 (``x.bernoulli()`` would read x as the probabilities) and becomes ``(ops.rand_like(x) < p).astype(x.dtype)``
