@@ -33,9 +33,8 @@ The out-of-place form is written only where it means what torch's in-place call 
 
 Anywhere else (``y = x.clamp_(0)`` on an argument x the function does not return, ``x.view(-1).fill_(1)``) torch
 changes a tensor other code can see, so the use is left for a human with the reason.  The out-of-place call is planned
-as the engine plans
-``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and become
-``ops.full_like`` / ``ops.zeros_like``; ``bernoulli_(p)`` draws 1 with probability p whatever the receiver holds
+as the engine plans ``torch.Tensor.<name without _>``; ``fill_`` and ``zero_`` have no such method in torch and
+become ``ops.full_like`` / ``ops.zeros_like``; ``bernoulli_(p)`` draws 1 with probability p whatever the receiver holds
 (``x.bernoulli()`` would read x as the probabilities) and becomes ``(ops.rand_like(x) < p).astype(x.dtype)``
 (stochastic depth's mask).  An in-place comparison or logical op keeps the receiver's dtype in torch
 (``m.eq_(0)`` leaves a float tensor of 0.0 and 1.0), so its boolean twin is cast back (``.astype(m.dtype)``).
