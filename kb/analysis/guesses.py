@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from kb.analysis.catalog import Catalog
@@ -31,7 +32,8 @@ _IMPORT = re.compile(rb"(?m)^[ \t]*import[ \t]+([A-Za-z_][\w.]*)(?:[ \t]+as[ \t]
 _FROM = re.compile(rb"(?m)^[ \t]*from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+([\w, \t]+)$")
 
 
-def library_names(source: bytes) -> set[bytes]:
+@lru_cache(maxsize=4)  # asked once per guessed use: a file of thousands of uses read it again each time
+def library_names(source: bytes) -> frozenset[bytes]:
     """The names the file binds by importing ``NOT_TENSOR_LIBRARIES`` (``np``, ``from numpy import asarray``)."""
     names = set()
     for match in _IMPORT.finditer(source):
@@ -43,7 +45,7 @@ def library_names(source: bytes) -> set[bytes]:
                 words = part.split()
                 if words:
                     names.add(words[-1])
-    return names
+    return frozenset(names)
 
 
 _HELD = {"attribute": "object", "call": "function", "subscript": "value"}
