@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.b6_converted import assert_runs_as_torch, cases_fixture
+from tests.analysis.executed import FAMILIES
 
 INIT = '''import torch
 import torch.nn as nn
@@ -39,21 +39,13 @@ def run(x):
 '''
 
 
-def init_cases(family: str) -> list[Case]:
-    return [Case(id=f"{family}/init-helpers", source=INIT, inputs={"x": [46]})]
-
-
-@pytest.fixture(scope="module")
-def executed(real_kb, tmp_path_factory):
-    return convert_and_run(real_kb, tmp_path_factory, init_cases)
+executed = cases_fixture({"init-helpers": {"source": INIT, "inputs": {"x": [46]}}})
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_init_helpers_convert_and_match_torch(executed, family):
-    case = executed[f"{family}/init-helpers"]
-    assert_converted_and_matching(case, "init helpers")
-    for helper in ("ms_calculate_gain(", "ms_calculate_fan_in_and_fan_out(", "ms_calculate_correct_fan("):
-        assert f"def {helper}" in case.converted
+    assert_runs_as_torch(executed[f"{family}/init-helpers"], "ms_calculate_gain", "ms_calculate_fan_in_and_fan_out",
+                         "ms_calculate_correct_fan")
 
 
 @pytest.fixture(scope="module")

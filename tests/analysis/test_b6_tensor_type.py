@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from kb.analysis.convert import convert_source
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.b6_converted import assert_runs_as_torch, cases_fixture
+from tests.analysis.executed import FAMILIES
 
 # a layer: its receivers are known tensors (a layer's result, forward's input)
 LAYER = '''import torch
@@ -61,22 +61,14 @@ CASES: dict[str, dict] = {
 }
 
 
-RUNS = [f"{family}/{cid}" for family in FAMILIES for cid in sorted(CASES)]
+executed = cases_fixture(CASES)
 
 
-@pytest.fixture(scope="module")
-def executed(real_kb, tmp_path_factory):
-    def cases_of(family: str) -> list[Case]:
-        return [Case(id=run, **CASES[run.split("/", 1)[1]]) for run in RUNS if run.startswith(family + "/")]
-
-    return convert_and_run(real_kb, tmp_path_factory, cases_of)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_type_converts_and_matches_torch(executed, run):
+@pytest.mark.parametrize("cid", sorted(CASES))
+@pytest.mark.parametrize("family", FAMILIES)
+def test_type_converts_and_matches_torch(executed, family, cid):
     """Every form converts (no marker, the helper written) and gives torch's values and dtypes."""
-    assert_converted_and_matching(executed[run], run)
-    assert "ms_tensor_type(" in executed[run].converted
+    assert_runs_as_torch(executed[f"{family}/{cid}"], "ms_tensor_type")
 
 
 @pytest.fixture(params=FAMILIES)
