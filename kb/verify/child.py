@@ -132,7 +132,7 @@ def run_mindspore(job: dict) -> dict:
     import mindspore
 
     from kb.verify.compare import leaves
-    from kb.weights.convert import build_cell, ms_params_of, to_parameters
+    from kb.weights.convert import build_cell, fill_buffers, ms_buffers_of, ms_params_of, to_parameters
     from kb.weights.mapping import map_weights
     from kb.weights.usercode import run_stage
 
@@ -141,8 +141,11 @@ def run_mindspore(job: dict) -> dict:
     net = build_cell(path, job["model"][1])
     net.set_train(False)
     ms_params = ms_params_of(net)
+    buffers = {name: spec for name, spec in ms_buffers_of(net).items() if name not in ms_params}
     rules = json.loads(Path(job["rules"]).read_text())
-    wm = map_weights(load_arrays(job["state_file"], job["state"]), ms_params, None, rules=rules)
+    wm = map_weights(load_arrays(job["state_file"], job["state"]), {**buffers, **ms_params}, None, rules=rules)
+    wm.unfilled_ms = [name for name in wm.unfilled_ms if name not in buffers]  # (a buffer torch lacks: its own value)
+    fill_buffers(net, {name: wm.values.pop(name) for name in buffers if name in wm.values})
     result: dict[str, Any] = {"ok": True, "weights": wm.as_dict()}
     if wm.lossy:
         return {**result, "ok": False, "stage": "weights", "where": "",

@@ -4,7 +4,8 @@ received, because only parameters were filled, and the outputs differed by 5.39)
 
 MindSpore 2.10's ``Cell.register_buffer`` keeps torch's buffer, ``Cell.state_dict`` lists the persistent ones, and a
 checkpoint of parameters does not carry them: kb.weights.convert.ms_buffers_of names them and fill_buffers writes
-torch's values into them. Run next to torch in both families, in a child without torch."""
+torch's values into them, in the benchmark's weights stage and in ``msmap verify``. Run next to torch in both families,
+in a child without torch."""
 from __future__ import annotations
 
 import numpy as np
@@ -86,3 +87,18 @@ def test_torch_s_persistent_buffer_reaches_the_converted_model(texts, real_kb, t
         assert got["unfilled"] == [], family
         assert not np.allclose(np.array(got["before"]), out, atol=1e-3), family  # the buffer matters here
         np.testing.assert_allclose(np.array(got["out"]), out, rtol=1e-5, atol=1e-6, err_msg=family)
+
+
+def test_msmap_verify_gives_the_converted_model_torch_s_buffers(classic, real_kb, tmp_path):
+    from kb.verify.inputs import parse_spec
+    from kb.verify.run import Pair, verify_many
+
+    torch_file = tmp_path / "net_torch.py"  # (a buffer drawn at random: the two sides draw different numbers)
+    torch_file.write_text(MODEL.replace('self.register_buffer("beta", torch.zeros(dim))',
+                                        'self.register_buffer("beta", torch.rand(dim) - 0.5)'))
+    ms_file = tmp_path / "net_ms.py"
+    ms_file.write_text(converted(classic, torch_file.read_text()))
+    verdict, = verify_many([Pair((torch_file, "Net()"), (ms_file, "Net()"), [parse_spec("3,4")])], timeout=240,
+                           rules=real_kb.weight_rules())
+    assert verdict.verdict == "match", verdict.as_dict()
+    assert ["norm.beta", "norm.beta"] in [list(pair) for pair in verdict.weights["matched"]], verdict.weights
