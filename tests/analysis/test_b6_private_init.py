@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from tests.analysis.executed import FAMILIES, run_without_torch
@@ -27,7 +26,6 @@ def fills():
 RUN = """
 import json
 
-import numpy as np
 
 results = {{}}
 for family in {families!r}:
