@@ -25,6 +25,11 @@ def convert_and_run(real_kb: Any, tmp_path_factory: Any, cases_of: Callable[[str
     return cases
 
 
+def one_case_per_family(real_kb: Any, tmp_path_factory: Any, cid: str, **case: Any) -> dict[str, Case]:
+    """One case (``Case`` fields) converted and run in each family: {"<family>/<cid>": case}."""
+    return convert_and_run(real_kb, tmp_path_factory, lambda family: [Case(id=f"{family}/{cid}", **case)])
+
+
 def assert_converted_and_matching(case: Case, what: str) -> None:
     """The case converted with no use left for a human, and ran with torch's result."""
     assert case.automatic, f"{what} left for a human: {case.why_left()}"

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.executed import FAMILIES, assert_converted_and_matching, one_case_per_family
 from tests.analysis.roundtrip import converted
 
 ATEN = '''import torch
@@ -21,8 +20,7 @@ def run(x, y):
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
-        Case(id=f"{family}/aten-ops", source=ATEN, inputs={"x": [3, 4], "y": [3, 4]})])
+    return one_case_per_family(real_kb, tmp_path_factory, "aten-ops", source=ATEN, inputs={"x": [3, 4], "y": [3, 4]})
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -9,8 +9,7 @@ import pytest
 from kb.analysis.engine import Engine
 from kb.analysis.rules.device_queries import ANSWERS
 from kb.analysis.settings import EngineSettings
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.executed import FAMILIES, assert_converted_and_matching, one_case_per_family
 from tests.analysis.roundtrip import converted
 
 QUERIES = '''import torch
@@ -79,8 +78,7 @@ def test_answers_are_torch_s_without_the_accelerator():
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
-        Case(id=f"{family}/device-queries", source=QUERIES, inputs={"x": [2, 4]})])
+    return one_case_per_family(real_kb, tmp_path_factory, "device-queries", source=QUERIES, inputs={"x": [2, 4]})
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.executed import FAMILIES, assert_converted_and_matching, one_case_per_family
 
 DISTRIBUTIONS = '''import torch
 import torch.nn as nn
@@ -50,9 +49,8 @@ def run(x, y, a):
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
-        Case(id=f"{family}/distributions", source=DISTRIBUTIONS,
-             inputs={"x": [3, 4], "y": [3, 4], "a": {"shape": [3], "dtype": "int64", "range": [0, 4]}})])
+    return one_case_per_family(real_kb, tmp_path_factory, "distributions", source=DISTRIBUTIONS,
+                               inputs={"x": [3, 4], "y": [3, 4], "a": {"shape": [3], "dtype": "int64", "range": [0, 4]}})
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.probes.calls import Case
-from tests.analysis.executed import FAMILIES, assert_converted_and_matching, convert_and_run
+from tests.analysis.executed import FAMILIES, assert_converted_and_matching, one_case_per_family
 from tests.analysis.roundtrip import converted
 
 WRAPPERS = '''import torch.utils._pytree as pytree
@@ -133,8 +132,8 @@ def make():
 
 @pytest.fixture(scope="module")
 def executed(real_kb, tmp_path_factory):
-    return convert_and_run(real_kb, tmp_path_factory, lambda family: [
-        Case(id=f"{family}/pytree-module", source=MODULE, inputs={"x": [2, 4]}, layer=True)])
+    return one_case_per_family(real_kb, tmp_path_factory, "pytree-module", source=MODULE, inputs={"x": [2, 4]},
+                               layer=True)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
