@@ -47,6 +47,18 @@ def real_kb():
     return KB(built)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kept_probe_workers():
+    """Converted code run next to torch (kb.probes.calls.execute) goes to one kept torch worker and one kept
+    MindSpore worker per test process, shared by every test file (kb.probes.runner.keep_workers): importing
+    torch or MindSpore costs seconds of CPU each time, and dozens of files run a batch or two each."""
+    from kb.probes import runner
+
+    runner.keep_workers(True)
+    yield
+    runner.keep_workers(False)
+
+
 def run_msmap(*args: str, data: Path | None = None, db: Path | None = None, **kw) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     if data is not None:

@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from kb.check.run import ROOT, child_env
 
@@ -24,6 +25,96 @@ PROBE_SECONDS = 20.0
 
 
 _LIVE: set = set()  # worker processes still running (killed if the run is interrupted)
+
+# Kept workers (keep_workers): idle ``--serve`` processes by (worker module, interpreter, side), each with its stderr.
+KEEPS = frozenset({"kb.probes.sides"})  # the worker modules that speak the kept protocol
+_KEEP = [False]
+_IDLE: dict[tuple[str, str, str], list[tuple[subprocess.Popen, Any]]] = {}
+_IDLE_LOCK = threading.Lock()
+
+
+def keep_workers(on: bool = True) -> None:
+    """Reuse worker processes across ``run_probes`` calls of this process (a test session: each file's
+    batches skip importing torch and MindSpore again). One process per side, as in a batch: a MindSpore
+    error still ends it (the next batch gets a fresh one), and a batch that crashes or hangs is retried
+    one probe per fresh process. ``False`` closes the idle ones."""
+    _KEEP[0] = on
+    if not on:
+        with _IDLE_LOCK:
+            kept = [k for group in _IDLE.values() for k in group]
+            _IDLE.clear()
+        for proc, err in kept:
+            _close(proc, err)
+
+
+def _close(proc: subprocess.Popen, err: Any) -> None:
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+        proc.wait(timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    err.close()
+
+
+def _side(batch: list[dict]) -> str | None:
+    sides = {p.get("side", "") for p in batch}
+    return sides.pop() if len(sides) == 1 else None
+
+
+def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, side: str
+                 ) -> tuple[list[dict], int | None, bool, str]:
+    """``_launch`` through an idle kept worker of ``side`` (a new one when none is idle)."""
+    key = (worker, python, side)
+    with _IDLE_LOCK:
+        idle = _IDLE.get(key) or []
+        kept = idle.pop() if idle else None
+    if kept is not None:
+        proc, err = kept
+    else:
+        err = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen([python, "-m", worker, "--serve", side], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=child_env(), cwd=str(ROOT))
+    _LIVE.add(proc)
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    results: list[dict] = []
+    done = False
+    try:
+        assert proc.stdin and proc.stdout
+        try:
+            proc.stdin.write(json.dumps(batch) + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        for line in proc.stdout:
+            try:
+                got = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a probe printed to stdout; its own result line follows
+            if isinstance(got, dict) and got.get("batch") == "done":
+                done = True
+                break
+            results.append(got)
+    finally:
+        timer.cancel()
+        _LIVE.discard(proc)
+    if done and not timed_out.is_set():
+        with _IDLE_LOCK:
+            _IDLE.setdefault(key, []).append((proc, err))
+        return results, None, False, ""
+    code = proc.wait()
+    err.seek(0)
+    tail = " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
+    err.close()
+    return results, code, timed_out.is_set(), tail
 
 
 def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker", python: str = sys.executable
@@ -86,7 +177,11 @@ def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
         on_result(r)
 
     def handle(batch: list[dict], single: bool) -> None:
-        got, code, timed_out, tail = _launch(batch, _budget(batch), worker, python)
+        side = _side(batch) if _KEEP[0] and worker in KEEPS and not single else None
+        if side is not None:
+            got, code, timed_out, tail = _launch_kept(batch, _budget(batch), worker, python, side)
+        else:
+            got, code, timed_out, tail = _launch(batch, _budget(batch), worker, python)
         done = {r["probe"] for r in got}
         for r in got:
             emit(r)

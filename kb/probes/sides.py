@@ -138,7 +138,8 @@ def _ms_side(job: dict, arrays: list[Any]) -> tuple[Any, str]:
     import mindspore
     import numpy as np
 
-    mindspore.set_context(device_target="CPU")
+    # PyNative, as in a fresh process: a kept worker (keep_workers) may have run code that switched to graph mode
+    mindspore.set_context(device_target="CPU", mode=mindspore.PYNATIVE_MODE)
     mindspore.set_seed(int(job.get("seed", 0)))
     namespace = _load(job["file"])
     tensors = [mindspore.Tensor(a) if isinstance(a, np.ndarray) else a for a in arrays]
@@ -182,18 +183,36 @@ def run_job(job: dict) -> dict:
     return res
 
 
-def main() -> int:
-    jobs = json.loads(sys.stdin.read() or "[]")
-    if any(j.get("side") == "mindspore" for j in jobs):
-        sys.modules["torch"] = None  # type: ignore[assignment]  # converted code must not need torch
+def _run_batch(jobs: list[dict]) -> bool:
+    """Run ``jobs``, one result line each; False when a MindSpore error left the process unfit to go on."""
     for job in jobs:
         res = run_job(job)
         sys.stdout.write(json.dumps(res, ensure_ascii=False) + "\n")
         sys.stdout.flush()
         if job["side"] == "mindspore" and res["result"] in ("error", "no_cpu_kernel") \
                 and not res["detail"].startswith(PYTHON_LEVEL):
-            return STOP_AFTER_MS_ERROR
-    return 0
+            return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kb.probes.sides``: one batch (a JSON list) on stdin. ``--serve SIDE``: a kept worker
+    (``kb.probes.runner.keep_workers``) for one side's jobs only, one batch per stdin line, each answered by its
+    result lines and ``{"batch": "done"}``, until stdin closes or a MindSpore error stops it (exit 3)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--serve"]:
+        if argv[1:2] == ["mindspore"]:
+            sys.modules["torch"] = None  # type: ignore[assignment]  # converted code must not need torch
+        for line in sys.stdin:
+            if not _run_batch(json.loads(line)):
+                return STOP_AFTER_MS_ERROR
+            sys.stdout.write(json.dumps({"batch": "done"}) + "\n")
+            sys.stdout.flush()
+        return 0
+    jobs = json.loads(sys.stdin.read() or "[]")
+    if any(j.get("side") == "mindspore" for j in jobs):
+        sys.modules["torch"] = None  # type: ignore[assignment]  # converted code must not need torch
+    return 0 if _run_batch(jobs) else STOP_AFTER_MS_ERROR
 
 
 if __name__ == "__main__":
