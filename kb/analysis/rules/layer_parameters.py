@@ -24,6 +24,8 @@ RECORD: dict[str, Any] = {
     "advice": "A layer's parameter or attribute has another name on the MindSpore class it becomes.",
 }
 TITLE = "Use the MindSpore name of the layer's parameter"
+# containers whose elements are read by index (torch's, and what a pass of fix-all made of them)
+CONTAINERS = (b"ModuleList", b"Sequential", b"ms_ModuleList", b"CellList", b"SequentialCell")
 
 
 @register
@@ -55,6 +57,8 @@ class Net(nn.Module):
                    [len(context.alias):]) for call in _converted_layers(context.root, context.source, context.alias,
                                                                          *context.within)]
         for call, api in calls:  # (torch layers, and layers an earlier pass has converted already)
+            if call is not None and call.child_by_field_name("function").text.split(b".")[-1] in CONTAINERS:
+                continue  # (a container: its layers say what its elements are called)
             found = _self_attribute_assigned(call) if call is not None else None
             if found is not None:
                 holder, attribute = found
@@ -66,9 +70,28 @@ class Net(nn.Module):
                 yield from _renamed(holder, attribute, renames, context.source)
 
 
+def _held(call: Any) -> Any:
+    """The value assigned that holds the layer ``call``: the call itself, or the container call (``nn.ModuleList``,
+    ``nn.Sequential``) whose list, comprehension or arguments it is in; its attribute is then read by index
+    (``self.embeddings[0].embedding_dim``)."""
+    value = call
+    while value.parent is not None and value.parent.type in ("list", "list_comprehension", "argument_list",
+                                                             "generator_expression"):
+        holder = value.parent
+        if holder.type in ("list", "list_comprehension") and holder.parent is not None \
+                and holder.parent.type == "argument_list":
+            holder = holder.parent
+        outer = holder.parent if holder.type in ("argument_list", "generator_expression") else None
+        function = outer.child_by_field_name("function") if outer is not None and outer.type == "call" else None
+        if function is None or function.text.split(b".")[-1] not in CONTAINERS:
+            return value
+        value = outer
+    return value
+
+
 def _self_attribute_assigned(call: Any) -> tuple[Any, str] | None:
     """(the class, ``attr``) of ``self.attr = <call>`` inside a class's method."""
-    value = call
+    value = _held(call)
     while value.parent is not None and value.parent.type in ("conditional_expression", "parenthesized_expression"):
         value = value.parent  # ``self.norm = nn.LayerNorm(d) if pre else nn.Identity()``: either class
     assignment = value.parent
@@ -97,15 +120,49 @@ def _converted_layers(root: Any, source: bytes, alias: str, start: int = 0, end:
 
 
 def _renamed(holder: Any, attribute: str, renames: dict[str, str], source: bytes) -> Iterable[Finding]:
-    pattern = re.compile(rb"\bself\." + attribute.encode() + rb"\.(" + b"|".join(
+    pattern = re.compile(rb"\bself\." + attribute.encode() + rb"(?:\[[^\]\n]*\])?\.(" + b"|".join(
         re.escape(t.encode()) for t in sorted(renames)) + rb")\b")
     for found in pattern.finditer(source, holder.start_byte, holder.end_byte):
         node = holder.named_descendant_for_byte_range(found.start(1), found.end(1))
         outer = node.parent if node is not None else None
         if node is None or node.type != "identifier" or outer is None or outer.type != "attribute" \
-                or outer.child_by_field_name("attribute") != node or outer.child_by_field_name("object").text \
-                != f"self.{attribute}".encode():
+                or outer.child_by_field_name("attribute") != node or not _reads(outer.child_by_field_name("object"),
+                                                                                attribute):
             continue
         new = renames[found.group(1).decode()]
         yield Finding(outer, [TextEdit(node.start_byte, node.end_byte, new)],
                       title=f"Rename .{found.group(1).decode()} to .{new} (the MindSpore layer's name)")
+    yield from _looped(holder, attribute, renames, source)
+
+
+def _looped(holder: Any, attribute: str, renames: dict[str, str], source: bytes) -> Iterable[Finding]:
+    """``for m in self.<attribute>: ... m.weight ...``: each element of the container, by its MindSpore names, where
+    the loop body never binds ``m`` again."""
+    loop = re.compile(rb"\bfor\s+([A-Za-z_]\w*)\s+in\s+self\." + attribute.encode() + rb"\s*:")
+    for found in loop.finditer(source, holder.start_byte, holder.end_byte):
+        statement = holder.named_descendant_for_byte_range(found.start(), found.start() + 3)
+        while statement is not None and statement.type != "for_statement":
+            statement = statement.parent
+        body = statement.child_by_field_name("body") if statement is not None else None
+        if body is None:
+            continue
+        name = found.group(1)
+        if re.search(rb"\b" + name + rb"\s*(?:,[^=\n]*)?=(?!=)|\bfor\s+" + name + rb"\b|\bas\s+" + name + rb"\b",
+                     source[body.start_byte:body.end_byte]):
+            continue  # (bound again in the body: not the element any more)
+        read = re.compile(rb"(?<![\w.])" + name + rb"\.(" + b"|".join(re.escape(t.encode()) for t in sorted(renames))
+                          + rb")\b")
+        for use in read.finditer(source, body.start_byte, body.end_byte):
+            node = holder.named_descendant_for_byte_range(use.start(1), use.end(1))
+            if node is None or node.type != "identifier" or node.parent is None or node.parent.type != "attribute":
+                continue
+            new = renames[use.group(1).decode()]
+            yield Finding(node.parent, [TextEdit(node.start_byte, node.end_byte, new)],
+                          title=f"Rename .{use.group(1).decode()} to .{new} (the MindSpore layer's name)")
+
+
+def _reads(obj: Any, attribute: str) -> bool:
+    """``self.<attribute>``, or ``self.<attribute>[i]`` when the attribute holds a container of the layers."""
+    if obj.type == "subscript":
+        obj = obj.child_by_field_name("value")
+    return obj is not None and obj.text == f"self.{attribute}".encode()
