@@ -128,7 +128,7 @@ def tensor_method_sites(
     """Guessed ``torch.Tensor`` method calls in ``start..end``; ``taken`` spans are already resolved."""
     taken = set(taken)
     sites: list[Site] = []
-    libraries: set[bytes] | None = None
+    libraries: frozenset[bytes] | None = None
     methods = catalog.tensor_methods  # method name (bytes) -> torch name or None, kept per catalog
     for match in _METHOD_CALL.finditer(source, start, len(source) if end is None else end):
         word = match[1]
