@@ -188,11 +188,19 @@ def _evaluate(node: ast.AST, v: Any) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         if node.func.id == "refuse" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
             raise Refused(str(node.args[0].value))
-        if node.func.id == "isinstance" and len(node.args) == 2 and isinstance(node.args[1], ast.Name):
-            return isinstance(_evaluate(node.args[0], v), _TYPES.get(node.args[1].id, type(None)))
+        if node.func.id == "isinstance" and len(node.args) == 2:
+            return isinstance(_evaluate(node.args[0], v), _types(node.args[1]))
         if node.func.id in _FUNCTIONS:
             return _FUNCTIONS[node.func.id](*[_evaluate(a, v) for a in node.args])
     raise NotComputable(f"unsupported expression: {type(node).__name__}")
+
+
+def _types(node: ast.AST) -> tuple[type, ...]:
+    """The types an ``isinstance`` test names: one (``int``) or a tuple of them (``(tuple, list)``)."""
+    names = node.elts if isinstance(node, ast.Tuple) else [node]
+    if not all(isinstance(n, ast.Name) and n.id in _TYPES for n in names):
+        raise NotComputable("isinstance of a type the transforms do not know")
+    return tuple(_TYPES[n.id] for n in names)  # type: ignore[attr-defined]
 
 
 def _generated(node: ast.GeneratorExp, v: Any) -> tuple[ast.AST, Any]:

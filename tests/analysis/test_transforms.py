@@ -26,6 +26,9 @@ def test_parse_signature_unreadable(text):
     assert parse_signature(text) is None
 
 
+PAD4 = "0 if isinstance(v, str) else ((v[0], v[0], v[1], v[1]) if isinstance(v, (tuple, list)) else v)"
+
+
 @pytest.mark.parametrize("transform, value, expected", [
     pytest.param("1 - v", "0.3", "0.7", id="float-noise-removed"),
     pytest.param("1 - v", "0.7", "0.3", id="float-noise-removed-2"),
@@ -37,6 +40,12 @@ def test_parse_signature_unreadable(text):
     pytest.param("v == 'tanh'", "'none'", "False", id="comparison"),
     pytest.param("'pad' if v != 0 else 'valid'", "1", "'pad'", id="conditional"),
     pytest.param("v if isinstance(v, str) else 'pad'", "'same'", "'same'", id="isinstance"),
+    # a tuple of types (a Conv2d padding: an int, an (h, w) pair, a list, a string) folds to the value
+    pytest.param(PAD4, "1", "1", id="isinstance-of-several-int"),
+    pytest.param(PAD4, "(1, 2)", "(1, 1, 2, 2)", id="isinstance-of-several-tuple"),
+    pytest.param(PAD4, "[2, 3]", "(2, 2, 3, 3)", id="isinstance-of-several-list"),
+    pytest.param(PAD4, "'same'", "0", id="isinstance-of-several-str"),
+    pytest.param(PAD4, "pad", PAD4.replace("v", "pad"), id="isinstance-of-several-name-stays-an-expression"),
     pytest.param("'pad'", None, "'pad'", id="constant"),
     pytest.param("v[0]", "(2, 3)", "2", id="subscript"),
     pytest.param("-v", "-2", "2", id="unary"),
@@ -47,6 +56,7 @@ def test_apply_transform(transform, value, expected):
 
 @pytest.mark.parametrize("transform, value", [
     pytest.param("__import__('os')", "1", id="no-calls-outside-the-allow-list"),
+    pytest.param("isinstance(v, (int, Tensor))", "1", id="isinstance-of-an-unknown-type"),
     pytest.param("v.__class__", "1", id="no-attributes"),
     pytest.param("v ** 1000", "2", id="huge-power"),
     pytest.param("v * 100000", "'a'", id="huge-repetition"),
