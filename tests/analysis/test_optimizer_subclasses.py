@@ -45,6 +45,8 @@ class DiffAdam(Optimizer):
                 if p.grad is None:
                     continue
                 grad = p.grad.data
+                if grad.is_sparse:
+                    raise RuntimeError('DiffAdam does not support sparse gradients')
                 state = self.state[p]
                 if len(state) == 0:
                     state['step'] = 0
@@ -124,6 +126,7 @@ def test_custom_optimizer_trains_like_torch(ran, name, family):
     losses and trained parameters are torch's (the step reads p.grad set by the training step's optimizer(grads))."""
     text = trains_like_torch(ran, name, family, rtol=1e-5, atol=1e-6)
     assert "(MsTorchOptimizer):" in text and "MsInplace(p).add" in text
+    assert "is_sparse" not in text
     assert len(ran[(name, family)][1][0]) == 20
 
 

@@ -14,7 +14,8 @@ defines ``step``:
   ``p.data.addcdiv_(...)``) becomes ``MsInplace(x).add_(...)``: torch's arithmetic out of place, written into the
   tensor itself (``assign_value``; ``.data`` goes, MindSpore's ``Tensor.data`` is a copy), the tensor returned so a
   chain goes on. Inside an optimizer's methods the receivers of these calls are the parameters, their gradients and
-  the state buffers: tensors.
+  the state buffers: tensors;
+- ``grad.is_sparse`` there asks whether the gradient is one of MindSpore's sparse classes (a ``Tensor`` is dense).
 """
 from __future__ import annotations
 
@@ -205,6 +206,26 @@ class SignSGD(torch.optim.Optimizer):
                     yield Finding((method.start, method.end), [TextEdit(method.start, method.end, named.text.decode())],
                                   record={"torch": method.torch_name}, replaces=method.torch_name)
             yield from _inplace_findings(node, inside)
+            yield from _sparse_tests(node, inside, alias)
+
+
+def _sparse_tests(node: Any, inside: list, alias: str) -> Iterable[Finding]:
+    """``grad.is_sparse`` -> ``isinstance(grad, (ms.COOTensor, ms.CSRTensor))``: MindSpore's sparse tensors are classes
+    of their own, a ``Tensor`` (a gradient of ``value_and_grad``) is dense."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        stack.extend(current.named_children)
+        if current.type != "attribute" or current.child_by_field_name("attribute").text != b"is_sparse":
+            continue
+        receiver = current.child_by_field_name("object").text.decode("utf-8", "surrogateescape")
+        guess = next((u for u in inside if u.torch_name == "torch.Tensor.is_sparse"
+                      and current.start_byte <= u.start and u.end <= current.end_byte), None)
+        text = f"isinstance({receiver}, ({alias}.COOTensor, {alias}.CSRTensor))"
+        yield Finding((guess.start, guess.end) if guess else (current.start_byte, current.end_byte),
+                      [TextEdit(current.start_byte, current.end_byte, text)],
+                      record={"torch": "torch.Tensor.is_sparse"},
+                      call_span=(current.start_byte, current.end_byte), replaces=guess.torch_name if guess else None)
 
 
 def _inplace_findings(node: Any, inside: list) -> Iterable[Finding]:
