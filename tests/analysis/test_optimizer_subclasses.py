@@ -27,7 +27,7 @@ def run(model, batches, log, path):
 
 # Adam with a diffGrad friction term, as torch-optimizer writes its optimizers: state made on the first step with
 # torch.zeros_like, chained in-place updates, the parameter written through .data
-ADAM_LIKE = HEAD + '''
+DIFF_ADAM = HEAD + '''
 class DiffAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         if lr <= 0.0:
@@ -67,7 +67,37 @@ class DiffAdam(Optimizer):
                 step_size = group['lr'] * math.sqrt(bias_correction2) / bias_correction1
                 p.data.addcdiv_(exp_avg * dfc, denom, value=-step_size)
         return loss
-''' + RUN.format(optimizer="DiffAdam(model.parameters(), lr=0.05, weight_decay=0.01)", loss="mse_loss")
+'''
+ADAM_LIKE = DIFF_ADAM + RUN.format(optimizer="DiffAdam(model.parameters(), lr=0.05, weight_decay=0.01)",
+                                   loss="mse_loss")
+# half the steps under a StepLR schedule, the optimizer's state saved with the model's, a new optimizer resumed from
+# it (its state buffers, step counters and the scheduled learning rate) for the other half
+RESUME = DIFF_ADAM + '''
+from torch.optim.lr_scheduler import StepLR
+
+
+def train(model, optimizer, batches, log):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        log.append(loss.item())
+
+
+def run(model, batches, log, path):
+    optimizer = DiffAdam(model.parameters(), lr=0.05)
+    scheduler = StepLR(optimizer, step_size=1, gamma=0.5)
+    train(model, optimizer, batches[:10], log)
+    scheduler.step()
+    torch.save({'model': model.state_dict(), 'optimizer': optimizer.state_dict()}, path)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint['model'])
+    again = DiffAdam(model.parameters(), lr=0.05)
+    again.load_state_dict(checkpoint['optimizer'])
+    log.append(again.param_groups[0]['lr'])
+    train(model, again, batches[10:], log)
+'''
 
 # SGD with momentum and decoupled weight decay, the closure typed as torch-optimizer types it and called when given,
 # the step under torch.no_grad(); two parameter groups with their own learning rates
@@ -110,7 +140,8 @@ def _batches(rng):
             for _ in range(20)]
 
 
-CASES = {"adam-like": (ADAM_LIKE, _batches, []), "closure": (CLOSURE, _batches, [])}
+CASES = {"adam-like": (ADAM_LIKE, _batches, []), "closure": (CLOSURE, _batches, []),
+         "resume": (RESUME, _batches, [])}
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +151,7 @@ def ran(classic, mint_cpu, tmp_path_factory):
 
 
 @pytest.mark.parametrize("family", ["classic", "mint"])
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", ["adam-like", "closure"])
 def test_custom_optimizer_trains_like_torch(ran, name, family):
     """The subclass derives from MsTorchOptimizer, its in-place writes go through MsInplace, and its 20 per-step
     losses and trained parameters are torch's (the step reads p.grad set by the training step's optimizer(grads))."""
@@ -128,6 +159,15 @@ def test_custom_optimizer_trains_like_torch(ran, name, family):
     assert "(MsTorchOptimizer):" in text and "MsInplace(p).add" in text
     assert "is_sparse" not in text
     assert len(ran[(name, family)][1][0]) == 20
+
+
+@pytest.mark.parametrize("family", ["classic", "mint"])
+def test_custom_optimizer_resumes_like_torch(ran, family):
+    """MsTorchOptimizer.state_dict/load_state_dict keep torch's form: the resumed optimizer has the scheduled
+    learning rate (0.025, logged) and the saved state buffers, and goes on along torch's curve."""
+    text = trains_like_torch(ran, "resume", family, rtol=1e-5, atol=1e-6)
+    assert "(MsTorchOptimizer):" in text
+    assert ran[("resume", family)][1][0][10] == 0.025
 
 
 # what must not change: a subclass that keeps torch's step (only its constructor differs), an in-place call outside

@@ -41,6 +41,33 @@ BASE_HELPER = '''class MsTorchOptimizer({ms}.experimental.optim.Optimizer):
     def zero_grad(self, set_to_none=True):
         for param in self.parameters:
             param.grad = None
+
+    def state_dict(self):
+        """torch's form: {'state': {index: {name: value}}, 'param_groups': [{..., 'params': [index]}]}, the learning
+        rates as floats."""
+        index = {id(param): i for i, param in enumerate(self.parameters)}
+        groups = [{key: [index[id(p)] for p in value] if key == "params"
+                   else float(value) if isinstance(value, {ms}.Parameter) else value for key, value in group.items()}
+                  for group in self.param_groups]
+        state = {index[id(param)]: dict(values) for param, values in self.state.items() if id(param) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict, strict=True):
+        """torch's load_state_dict: the groups' values (a learning rate into the Parameter a scheduler shares) and
+        copies of the per-parameter state (strict: Cell.load_state_dict's, which converted callers pass; the keys
+        are torch's two)."""
+        for group, saved in zip(self.param_groups, state_dict["param_groups"]):
+            for key, value in saved.items():
+                if key == "params":
+                    continue
+                if isinstance(group.get(key), {ms}.Parameter):
+                    group[key].set_data({ms}.Tensor(value, group[key].dtype))
+                else:
+                    group[key] = value
+        self.state.clear()
+        for i, values in state_dict["state"].items():
+            self.state[self.parameters[int(i)]] = {
+                key: value.copy() if isinstance(value, {ms}.Tensor) else value for key, value in values.items()}
 '''
 INPLACE_HELPER = '''class MsInplace:
     """torch's in-place tensor arithmetic on a MindSpore tensor (written by msmap convert): the value is computed out
