@@ -382,7 +382,9 @@ def reanalyze(engine: Any, document: Document, previous: Any) -> Any | None:
     if redone is None:
         return None
     window_list, new_refs = redone
-    parts = moved(kept_parts(previous, old_lo, old_hi), edit, previous.source, document.source)
+    parts = moved(kept_parts(previous, old_lo, old_hi), edit, previous.source, document.source, (old_lo, old_hi))
+    if parts is None:
+        return None
     window_spans = [u.extent() for u in window_list]
     following, ref_counts = next_environment(env, document, edit, old_lo, old_hi, new_refs, base_edits)
     alias_edit = previous.alias_edit
@@ -481,9 +483,12 @@ def window_uses(engine: Any, env: Environment, previous: Any, document: Document
     return sorted(uses, key=lambda u: (u.start, u.end)), new_refs
 
 
-def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
+def moved(parts: Parts, edit: Edit, old: bytes, new: bytes, window: tuple[int, int]) -> Parts | None:
     """``parts`` in the new text: uses after the edit shifted by its length and line count, fixes
-    of uses before it that reach past it shifted where they do.
+    of uses before it that reach past it shifted where they do; None (a full analysis is needed) when
+    a fix of one of them writes inside the re-analysed ``window`` (old offsets), whose text its plan
+    read (a class migration renaming ``super().forward`` in a method below: edited, it may no longer be
+    that call).
 
     A use on a later line than the edit, whose fixes all lie after it, moves by whole lines and
     bytes, its columns unchanged: it is kept as it is, with its lag (bytes, lines since it was
@@ -507,12 +512,16 @@ def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
                 found = grown[lagged] = (lagged[0] + delta, lagged[1] + lines)
             after_lag.append(found)
             continue
+        if _inside(edits, lagged[0], window):
+            return None
         if lagged != STILL:
             use = _settled(use, *lagged)
         after.append(_shift_use(use, at, delta, new, edit_line, lines))
         after_lag.append(STILL)
     before, before_lag = [], []
     for use, lagged in zip(parts.before, parts.before_lag, strict=True):
+        if use.edits and use.edits[-1].end + lagged[0] > window[0] and _inside(use.edits, lagged[0], window):
+            return None
         if use.edits and use.edits[-1].end + lagged[0] > at:
             use = _shift_edits(_settled(use, *lagged) if lagged != STILL else use, at, delta)
             lagged = STILL
@@ -520,6 +529,12 @@ def moved(parts: Parts, edit: Edit, old: bytes, new: bytes) -> Parts:
         before_lag.append(lagged)
     return Parts(before, parts.before_spans, after, [(a + delta, b + delta) for a, b in parts.after_spans],
                  before_lag, after_lag)
+
+
+def _inside(edits: list[TextEdit], lag: int, window: tuple[int, int]) -> bool:
+    """Whether an edit of a fix (``lag`` bytes behind the text it was planned in) writes inside ``window``."""
+    lo, hi = window
+    return any(e.start + lag < hi and e.end + lag > lo for e in edits)
 
 
 def next_environment(env: Environment, document: Document, edit: Edit, old_lo: int, old_hi: int,

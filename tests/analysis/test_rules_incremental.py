@@ -123,3 +123,22 @@ def test_renaming_the_optimizer_keeps_the_train_step(engine):
     fresh = Engine(engine.catalog, engine.settings).analyze(document.text)
     assert [u.rule for u in edited.uses if u.rule] == [u.rule for u in fresh.uses if u.rule]
     assert "train-step" in {u.rule for u in edited.uses}
+
+
+@pytest.mark.parametrize("old, new", [
+    pytest.param("super().forward(x)", "optsuper().forward(x)", id="receiver-renamed"),
+    pytest.param("super().forward(x)", "super().optforward(x)", id="method-renamed"),
+    pytest.param("super().forward(x)", "super().forwardx(x)", id="typed-after-the-name"),
+    pytest.param("super().forward(x) * 2", "super().forward(x) * 2 + super().forward(x)", id="another-call"),
+])
+def test_an_edit_of_a_call_a_class_migration_renames_equals_a_fresh_analysis(engine, old, new):
+    """Found by the random-edit check above (issue 27): the class migration's rename of ``super().forward``
+    (planned with the method definition, above the edit) was kept after the call was edited into another."""
+    example = next(follower.example for follower in rules.rename_followers() if follower.name == "super-calls")
+    document = Document("import torch\n\n" + example)
+    engine.analyze(document)
+    document.update(document.text.replace(old, new, 1))
+    edited = engine.analyze(document)
+    fresh = Engine(engine.catalog, engine.settings).analyze(document.text)
+    assert [_key(u) for u in edited.uses] == [_key(u) for u in fresh.uses]
+    assert engine.fix_all(document).source == Engine(engine.catalog, engine.settings).fix_all(document.text).source
