@@ -36,8 +36,10 @@ _IDLE_LOCK = threading.Lock()
 def keep_workers(on: bool = True) -> None:
     """Reuse worker processes across ``run_probes`` calls of this process (a test session: each file's
     batches skip importing torch and MindSpore again). One process per side, as in a batch: a MindSpore
-    error still ends it (the next batch gets a fresh one), and a batch that crashes or hangs is retried
-    one probe per fresh process. ``False`` closes the idle ones."""
+    error still ends it (the next batch gets a fresh one), a batch that crashes or hangs is retried one
+    probe per fresh process, and a probe that fails in a worker that ran earlier batches is run again in
+    a fresh one, whose result counts (MindSpore keeps state between calls: a SearchSorted of one file's
+    test failed after another file's). ``False`` closes the idle ones."""
     _KEEP[0] = on
     if not on:
         with _IDLE_LOCK:
@@ -64,8 +66,9 @@ def _side(batch: list[dict]) -> str | None:
 
 
 def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, side: str
-                 ) -> tuple[list[dict], int | None, bool, str]:
-    """``_launch`` through an idle kept worker of ``side`` (a new one when none is idle)."""
+                 ) -> tuple[list[dict], int | None, bool, str, bool]:
+    """``_launch`` through an idle kept worker of ``side`` (a new one when none is idle), and whether the
+    worker had run batches before this one."""
     key = (worker, python, side)
     with _IDLE_LOCK:
         idle = _IDLE.get(key) or []
@@ -109,12 +112,12 @@ def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, si
     if done and not timed_out.is_set():
         with _IDLE_LOCK:
             _IDLE.setdefault(key, []).append((proc, err))
-        return results, None, False, ""
+        return results, None, False, "", kept is not None
     code = proc.wait()
     err.seek(0)
     tail = " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
     err.close()
-    return results, code, timed_out.is_set(), tail
+    return results, code, timed_out.is_set(), tail, kept is not None
 
 
 def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker", python: str = sys.executable
@@ -179,7 +182,13 @@ def run_probes(probes: list[dict], jobs: int = 2, batch_size: int = 12,
     def handle(batch: list[dict], single: bool) -> None:
         side = _side(batch) if _KEEP[0] and worker in KEEPS and not single else None
         if side is not None:
-            got, code, timed_out, tail = _launch_kept(batch, _budget(batch), worker, python, side)
+            got, code, timed_out, tail, reused = _launch_kept(batch, _budget(batch), worker, python, side)
+            if reused:  # a failure in a process that ran other batches before is confirmed in a fresh one:
+                doubtful = {r["probe"] for r in got if r.get("result") != "ok"}  # (MindSpore keeps state)
+                got = [r for r in got if r["probe"] not in doubtful]
+                with lock:
+                    queue.extend(([p], True) for p in batch if p["id"] in doubtful)
+                batch = [p for p in batch if p["id"] not in doubtful]
         else:
             got, code, timed_out, tail = _launch(batch, _budget(batch), worker, python)
         done = {r["probe"] for r in got}

@@ -14,6 +14,9 @@ CODE = {
     "hang": "import time\n\ndef run():\n    time.sleep(60)\n",
     "graph": "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n\ndef run():\n    return 0\n",
     "mode": "import mindspore\n\ndef run():\n    return mindspore.get_context('mode')\n",
+    "taint": "import builtins\nbuiltins.msmap_tainted = True\n\ndef run():\n    return 0\n",
+    "tainted": "import builtins\n\ndef run():\n    if getattr(builtins, 'msmap_tainted', False):\n"
+               "        raise ValueError('state an earlier job left')\n    return 1\n",
 }
 
 
@@ -60,3 +63,12 @@ def test_a_kept_mindspore_worker_runs_each_job_in_pynative_mode(tmp_path):
     got = _run(tmp_path, "mindspore", "graph", "mode")
     assert got["0:graph"][0]["result"] == got["1:mode"][0]["result"] == "ok"
     assert got["1:mode"][1] == 1  # mindspore.PYNATIVE_MODE
+
+
+def test_a_failure_in_a_reused_worker_is_run_again_in_a_fresh_process(tmp_path):
+    """A job that fails only because of what an earlier call left in the process (MindSpore keeps kernel
+    state between calls) gets the result a fresh process gives; a failure of its own stays a failure."""
+    assert _run(tmp_path, "mindspore", "taint")["0:taint"][0]["result"] == "ok"
+    again = _run(tmp_path, "mindspore", "tainted", "boom")
+    assert again["0:tainted"][0]["result"] == "ok" and again["0:tainted"][1] == 1
+    assert again["1:boom"][0]["result"] == "error" and "a kernel failed" in again["1:boom"][0]["detail"]
