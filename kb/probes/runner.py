@@ -65,6 +65,26 @@ def _side(batch: list[dict]) -> str | None:
     return sides.pop() if len(sides) == 1 else None
 
 
+def _watched(proc: subprocess.Popen, timeout: float) -> tuple[threading.Event, threading.Timer]:
+    """``proc`` counted as live and killed after ``timeout`` seconds: (set when it was killed, the running timer)."""
+    _LIVE.add(proc)
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
+        proc.kill()
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    return timed_out, timer
+
+
+def _tail(err: Any) -> str:
+    """The last lines of a worker's stderr file, shortened."""
+    err.seek(0)
+    return " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
+
+
 def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, side: str
                  ) -> tuple[list[dict], int | None, bool, str, bool]:
     """``_launch`` through an idle kept worker of ``side`` (a new one when none is idle), and whether the
@@ -79,15 +99,7 @@ def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, si
         err = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen([python, "-m", worker, "--serve", side], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=child_env(), cwd=str(ROOT))
-    _LIVE.add(proc)
-    timed_out = threading.Event()
-
-    def kill() -> None:
-        timed_out.set()
-        proc.kill()
-
-    timer = threading.Timer(timeout, kill)
-    timer.start()
+    timed_out, timer = _watched(proc, timeout)
     results: list[dict] = []
     done = False
     try:
@@ -114,8 +126,7 @@ def _launch_kept(batch: list[dict], timeout: float, worker: str, python: str, si
             _IDLE.setdefault(key, []).append((proc, err))
         return results, None, False, "", kept is not None
     code = proc.wait()
-    err.seek(0)
-    tail = " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
+    tail = _tail(err)
     err.close()
     return results, code, timed_out.is_set(), tail, kept is not None
 
@@ -126,15 +137,7 @@ def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker",
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([python, "-m", worker], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=err, text=True, env=child_env(), cwd=str(ROOT))
-        _LIVE.add(proc)
-        timed_out = threading.Event()
-
-        def kill() -> None:
-            timed_out.set()
-            proc.kill()
-
-        timer = threading.Timer(timeout, kill)
-        timer.start()
+        timed_out, timer = _watched(proc, timeout)
         results = []
         try:
             assert proc.stdin and proc.stdout
@@ -152,8 +155,7 @@ def _launch(batch: list[dict], timeout: float, worker: str = "kb.probes.worker",
         finally:
             timer.cancel()
             _LIVE.discard(proc)
-        err.seek(0)
-        tail = " | ".join(line.strip() for line in err.read().strip().splitlines()[-3:])[-400:]
+        tail = _tail(err)
     return results, code, timed_out.is_set(), tail
 
 

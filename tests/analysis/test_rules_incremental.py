@@ -80,12 +80,17 @@ def test_an_edit_an_extension_reads_equals_a_fresh_analysis(engine, name, old, n
     """Found for issue 27: after an edit inside an isinstance branch, a Sequential subclass or a layer subclass,
     the editor kept the extension's edits from before the edit, or lost them."""
     example = next(extension.example for extension in rules.extensions() if extension.name == name)
+    _, edited, fresh = _edited_and_fresh(engine, example, old, new)
+    assert [_key(u) for u in edited.uses] == [_key(u) for u in fresh.uses]
+
+
+def _edited_and_fresh(engine, example, old, new):
+    """(the edited document, its analysis after the edit, a fresh analysis of the same text) of ``example``
+    analysed, then edited by replacing ``old`` with ``new``."""
     document = Document("import torch\n\n" + example)
     engine.analyze(document)
     document.update(document.text.replace(old, new, 1))
-    edited = engine.analyze(document)
-    fresh = Engine(engine.catalog, engine.settings).analyze(document.text)
-    assert [_key(u) for u in edited.uses] == [_key(u) for u in fresh.uses]
+    return document, engine.analyze(document), Engine(engine.catalog, engine.settings).analyze(document.text)
 
 
 # (cost: each example is a fresh analysis per edit and two fix-alls, about 0.5 s of CPU: a dozen examples in CI)
@@ -135,10 +140,6 @@ def test_an_edit_of_a_call_a_class_migration_renames_equals_a_fresh_analysis(eng
     """Found by the random-edit check above (issue 27): the class migration's rename of ``super().forward``
     (planned with the method definition, above the edit) was kept after the call was edited into another."""
     example = next(follower.example for follower in rules.rename_followers() if follower.name == "super-calls")
-    document = Document("import torch\n\n" + example)
-    engine.analyze(document)
-    document.update(document.text.replace(old, new, 1))
-    edited = engine.analyze(document)
-    fresh = Engine(engine.catalog, engine.settings).analyze(document.text)
+    document, edited, fresh = _edited_and_fresh(engine, example, old, new)
     assert [_key(u) for u in edited.uses] == [_key(u) for u in fresh.uses]
     assert engine.fix_all(document).source == Engine(engine.catalog, engine.settings).fix_all(document.text).source
